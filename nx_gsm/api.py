@@ -1,0 +1,328 @@
+"""nx_gsm's own matching API.
+
+Argument order and mapping direction are NetworkX's: ``G`` is the data graph, ``H`` the pattern,
+and every mapping is a dict ``{G_node: H_node}``. Monomorphisms are non-induced (extra G edges
+among the image allowed), subgraph isomorphisms are node-induced. See :mod:`nx_gsm` for the terms.
+
+Labels
+------
+``node_match(G_node_attrs, H_node_attrs)`` / ``edge_match(G_edge_attrs, H_edge_attrs)`` work as in
+:class:`networkx.algorithms.isomorphism.GraphMatcher` (for multigraphs, edge_match receives the
+key-dicts of all parallel edges). Any callable is exact. ``node_label="attr"`` /
+``edge_label="attr"`` are strict shortcuts for equality on one attribute: a node or edge without it,
+or with an unhashable value, raises an error naming it.
+"""
+
+from __future__ import annotations
+
+import numbers
+import operator
+
+import networkx as nx
+import numpy as np
+
+from .engines import get_engine
+from .graph import GsmGraph
+from .interop.networkx import as_gsm
+from .plan.planner import make_plan
+
+__all__ = [
+    "subgraph_monomorphisms",
+    "subgraph_isomorphisms",
+    "count_subgraph_monomorphisms",
+    "count_subgraph_isomorphisms",
+    "find_subgraph_monomorphisms",
+    "find_subgraph_isomorphisms",
+    "is_subgraph_monomorphic",
+    "is_subgraph_isomorphic",
+    "isomorphisms",
+    "explain",
+]
+
+
+# -- validation -------------------------------------------------------------------------------
+def _check_graph(X, name):
+    if not isinstance(X, (nx.Graph, GsmGraph)):
+        raise TypeError(
+            f"{name} must be a NetworkX graph or nx_gsm.GsmGraph, got {type(X).__name__}"
+        )
+
+
+def _check_limit(limit):
+    if limit is None:
+        return None
+    if isinstance(limit, bool) or not isinstance(limit, numbers.Integral):
+        raise TypeError(f"limit must be a non-negative int or None, got {limit!r}")
+    limit = operator.index(limit)
+    if limit < 0:
+        raise ValueError(f"limit must be non-negative, got {limit}")
+    return limit
+
+
+def _check_callable(f, name):
+    if f is not None and not callable(f):
+        raise TypeError(f"{name} must be callable or None, got {type(f).__name__}")
+
+
+def _strict_label(fn_name, items, attr, what):
+    for i, d in enumerate(items):
+        if attr not in d:
+            raise nx.NetworkXError(f"{fn_name}: {what} {i} has no attribute {attr!r}")
+        try:
+            hash(d[attr])
+        except TypeError:
+            raise TypeError(
+                f"{fn_name}: {what} {i} has an unhashable {attr!r} value {d[attr]!r}"
+            ) from None
+
+
+def _label_match(attr):
+    return nx.algorithms.isomorphism.categorical_node_match(attr, None)
+
+
+def prepare(G, H, mode, *, node_match=None, edge_match=None, node_label=None, edge_label=None,
+            vf2pp_label=None, vf2pp_default=None, fn_name="nx_gsm"):
+    """Validate, convert and plan. Returns ``(plan, g, h)``; inputs are never modified."""
+    _check_graph(G, "G")
+    _check_graph(H, "H")
+    if G.is_directed() != H.is_directed():
+        raise nx.NetworkXError(
+            f"{fn_name}: G and H must have the same directedness "
+            f"(G is {'directed' if G.is_directed() else 'undirected'}, "
+            f"H is {'directed' if H.is_directed() else 'undirected'})"
+        )
+    _check_callable(node_match, "node_match")
+    _check_callable(edge_match, "edge_match")
+    if node_label is not None:
+        if node_match is not None:
+            raise ValueError("give node_match or node_label, not both")
+        node_match = _label_match(node_label)
+    if edge_label is not None:
+        if edge_match is not None:
+            raise ValueError("give edge_match or edge_label, not both")
+        edge_match = _label_match(edge_label)
+    want_nodes = node_match is not None or vf2pp_label is not None
+    g = as_gsm(G, node_attrs=want_nodes, edge_attrs=edge_match is not None)
+    h = as_gsm(H, node_attrs=want_nodes, edge_attrs=edge_match is not None)
+    for X, x, nm in ((G, g, "G"), (H, h, "H")):
+        if node_label is not None:
+            _strict_label(fn_name, x.node_data or [], node_label, f"{nm} node")
+        if edge_label is not None:
+            _strict_label(fn_name, x.edge_data or [], edge_label, f"{nm} edge entry")
+    plan = make_plan(g, h, mode, node_match=node_match, edge_match=edge_match,
+                     node_label=vf2pp_label, default_label=vf2pp_default)
+    return plan, g, h
+
+
+def _engine(engine):
+    if engine is None or engine == "auto":
+        engine = _configured_engine()
+    return get_engine(engine)
+
+
+def _configured_engine():
+    try:
+        return nx.config.backends.gsm.engine
+    except AttributeError:
+        return "auto"
+
+
+def iter_mappings(plan, engine, limit=None):
+    """Yield ``{G_key: H_key}`` dicts (fresh, original node keys) for a plan."""
+    if plan.k == 0:
+        if limit != 0:
+            yield {}
+        return
+    gk = plan.G.node_keys
+    hk = [plan.H.node_keys[int(u)] for u in plan.order]
+    for chunk in engine.iter_chunks(plan, limit=limit):
+        for row in chunk.tolist():
+            yield dict(zip([gk[v] for v in row], hk))
+
+
+def _mappings(G, H, mode, node_match, edge_match, node_label, edge_label, limit, engine, fn):
+    limit = _check_limit(limit)
+    eng = _engine(engine)
+    plan, _, _ = prepare(G, H, mode, node_match=node_match, edge_match=edge_match,
+                         node_label=node_label, edge_label=edge_label, fn_name=fn)
+    return iter_mappings(plan, eng, limit)
+
+
+def _count(G, H, mode, node_match, edge_match, node_label, edge_label, limit, engine, fn):
+    limit = _check_limit(limit)
+    eng = _engine(engine)
+    plan, _, _ = prepare(G, H, mode, node_match=node_match, edge_match=edge_match,
+                         node_label=node_label, edge_label=edge_label, fn_name=fn)
+    if plan.k == 0:
+        return 0 if limit == 0 else 1
+    if limit == 0:
+        return 0
+    return eng.count(plan, limit)
+
+
+def subgraph_monomorphisms(G, H, *, node_match=None, edge_match=None, node_label=None,
+                           edge_label=None, limit=None, engine="auto"):
+    """Iterate over the monomorphisms (non-induced embeddings) of pattern ``H`` into ``G``.
+
+    Parameters
+    ----------
+    G, H : NetworkX graphs (any class) or GsmGraph, both directed or both undirected.
+    node_match, edge_match : callable, optional
+        As in NetworkX's GraphMatcher; exact whatever they do.
+    node_label, edge_label : str, optional
+        Strict equality on one attribute (every node/edge must have it).
+    limit : int, optional
+        Stop after this many mappings.
+    engine : str
+        ``"auto"`` (default), ``"cpu"``, or a GPU engine name.
+
+    Yields
+    ------
+    dict
+        ``{G_node: H_node}`` for each monomorphism, each exactly once. An empty pattern yields one
+        empty mapping, as GraphMatcher does.
+
+    Examples
+    --------
+    >>> import networkx as nx, nx_gsm
+    >>> G = nx.complete_graph(4)
+    >>> len(list(nx_gsm.subgraph_monomorphisms(G, nx.path_graph(3))))
+    24
+    """
+    return _mappings(G, H, "mono", node_match, edge_match, node_label, edge_label, limit,
+                     engine, "subgraph_monomorphisms")
+
+
+def subgraph_isomorphisms(G, H, *, node_match=None, edge_match=None, node_label=None,
+                          edge_label=None, limit=None, engine="auto"):
+    """Iterate over node-induced subgraph isomorphisms of ``H`` into ``G``.
+
+    Same parameters as :func:`subgraph_monomorphisms`; a mapping is kept only when every G edge
+    among its image comes from an H edge of equal multiplicity.
+
+    Examples
+    --------
+    >>> import networkx as nx, nx_gsm
+    >>> len(list(nx_gsm.subgraph_isomorphisms(nx.complete_graph(4), nx.path_graph(3))))
+    0
+    >>> len(list(nx_gsm.subgraph_isomorphisms(nx.cycle_graph(4), nx.path_graph(3))))
+    8
+    """
+    return _mappings(G, H, "induced", node_match, edge_match, node_label, edge_label, limit,
+                     engine, "subgraph_isomorphisms")
+
+
+def isomorphisms(G, H, *, node_match=None, edge_match=None, node_label=None, edge_label=None,
+                 limit=None, engine="auto"):
+    """Iterate over the isomorphisms between ``G`` and ``H`` (``{G_node: H_node}``).
+
+    Examples
+    --------
+    >>> import networkx as nx, nx_gsm
+    >>> len(list(nx_gsm.isomorphisms(nx.cycle_graph(5), nx.cycle_graph(5))))
+    10
+    """
+    return _mappings(G, H, "iso", node_match, edge_match, node_label, edge_label, limit,
+                     engine, "isomorphisms")
+
+
+def count_subgraph_monomorphisms(G, H, *, node_match=None, edge_match=None, node_label=None,
+                                 edge_label=None, limit=None, engine="auto"):
+    """Number of monomorphisms of ``H`` into ``G`` (exact Python int, no dicts built).
+
+    With ``limit``, counting stops there (the result is ``min(count, limit)``).
+
+    Examples
+    --------
+    >>> import networkx as nx, nx_gsm
+    >>> nx_gsm.count_subgraph_monomorphisms(nx.complete_graph(5), nx.complete_graph(3))
+    60
+    """
+    return _count(G, H, "mono", node_match, edge_match, node_label, edge_label, limit, engine,
+                  "count_subgraph_monomorphisms")
+
+
+def count_subgraph_isomorphisms(G, H, *, node_match=None, edge_match=None, node_label=None,
+                                edge_label=None, limit=None, engine="auto"):
+    """Number of node-induced subgraph isomorphisms of ``H`` into ``G`` (exact Python int).
+
+    Examples
+    --------
+    >>> import networkx as nx, nx_gsm
+    >>> nx_gsm.count_subgraph_isomorphisms(nx.cycle_graph(4), nx.path_graph(3))
+    8
+    """
+    return _count(G, H, "induced", node_match, edge_match, node_label, edge_label, limit, engine,
+                  "count_subgraph_isomorphisms")
+
+
+def is_subgraph_monomorphic(G, H, **kwargs):
+    """True when some monomorphism of ``H`` into ``G`` exists (stops at the first)."""
+    return count_subgraph_monomorphisms(G, H, limit=1, **kwargs) > 0
+
+
+def is_subgraph_isomorphic(G, H, **kwargs):
+    """True when ``G`` has a node-induced subgraph isomorphic to ``H``."""
+    return count_subgraph_isomorphisms(G, H, limit=1, **kwargs) > 0
+
+
+def _find(G, H, mode, kwargs, fn):
+    from .results import MatchSet
+
+    limit = _check_limit(kwargs.pop("limit", None))
+    eng = _engine(kwargs.pop("engine", "auto"))
+    plan, g, h = prepare(G, H, mode, fn_name=fn, **kwargs)
+    if plan.k == 0:
+        rows = np.zeros((0 if limit == 0 else 1, 0), dtype=np.int32)
+    else:
+        chunks = list(eng.iter_chunks(plan, limit=limit))
+        rows = np.concatenate(chunks) if chunks else np.zeros((0, plan.k), dtype=np.int32)
+        # columns in pattern-node order (H's node order), not matching order
+        inv = np.empty(plan.k, dtype=np.int64)
+        inv[plan.order] = np.arange(plan.k)
+        rows = rows[:, inv]
+    return MatchSet(rows, g.node_keys, h.node_keys)
+
+
+def find_subgraph_monomorphisms(G, H, **kwargs):
+    """All monomorphisms as a :class:`nx_gsm.MatchSet` (an ``n x |H|`` array of G node ids).
+
+    Accepts the keyword arguments of :func:`subgraph_monomorphisms`.
+
+    Examples
+    --------
+    >>> import networkx as nx, nx_gsm
+    >>> ms = nx_gsm.find_subgraph_monomorphisms(nx.complete_graph(3), nx.path_graph(2))
+    >>> ms.count, ms.to_numpy().shape
+    (6, (6, 2))
+    """
+    return _find(G, H, "mono", kwargs, "find_subgraph_monomorphisms")
+
+
+def find_subgraph_isomorphisms(G, H, **kwargs):
+    """All node-induced subgraph isomorphisms as a :class:`nx_gsm.MatchSet`."""
+    return _find(G, H, "induced", kwargs, "find_subgraph_isomorphisms")
+
+
+def explain(G, H, *, induced=False, engine="auto", **kwargs):
+    """What the planner decided for this query, as a dict (engine, order, candidates, notes).
+
+    Examples
+    --------
+    >>> import networkx as nx, nx_gsm
+    >>> nx_gsm.explain(nx.complete_graph(4), nx.path_graph(3))["engine"]
+    'cpu'
+    """
+    eng = _engine(engine)
+    plan, g, h = prepare(G, H, "induced" if induced else "mono", fn_name="explain", **kwargs)
+    from .engines import available_engines
+
+    return {
+        "engine": eng.name,
+        "mode": plan.mode,
+        "order": [h.node_keys[int(u)] for u in plan.order],
+        "candidates": {h.node_keys[u]: int(c) for u, c in enumerate(plan.candidate_counts())},
+        "empty": plan.empty,
+        "unavailable_engines": {k: v for k, v in available_engines().items() if v},
+        "notes": list(plan.notes),
+    }

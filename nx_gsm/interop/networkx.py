@@ -1,0 +1,179 @@
+"""NetworkX <-> GsmGraph conversion."""
+
+from __future__ import annotations
+
+import networkx as nx
+import numpy as np
+
+from ..graph import GsmGraph
+
+__all__ = ["from_networkx", "to_networkx", "as_gsm"]
+
+
+def _pick(data, attrs):
+    return {a: data[a] for a in attrs if a in data}
+
+
+def from_networkx(
+    G,
+    *,
+    node_attrs=None,
+    edge_attrs=None,
+    preserve_node_attrs=True,
+    preserve_edge_attrs=True,
+    preserve_graph_attrs=False,
+):
+    """Convert a NetworkX graph (any of the four classes) into a :class:`GsmGraph`.
+
+    Parameters
+    ----------
+    G : networkx.Graph, DiGraph, MultiGraph or MultiDiGraph
+    node_attrs, edge_attrs : iterable of str, optional
+        Keep only these attributes (NetworkX's dispatcher passes a dict of name -> default; the
+        defaults are applied at match time, so only the names matter here).
+    preserve_node_attrs, preserve_edge_attrs : bool
+        Keep every attribute (the objects ``node_match``/``edge_match`` receive). Ignored when the
+        corresponding ``*_attrs`` is given. With both False/None no attributes are stored.
+    preserve_graph_attrs : bool
+        Copy ``G.graph``.
+
+    The input graph is not modified, and attribute dicts are referenced, never changed.
+
+    Examples
+    --------
+    >>> import networkx as nx, nx_gsm
+    >>> g = nx_gsm.from_networkx(nx.MultiGraph([(0, 1), (0, 1), (1, 1)]))
+    >>> g.number_of_edges(), int(g.loops[1])
+    (3, 1)
+    """
+    if not isinstance(G, nx.Graph):
+        raise TypeError(f"expected a NetworkX graph, got {type(G).__name__}")
+    directed, multigraph = G.is_directed(), G.is_multigraph()
+    keys = list(G._adj)
+    idx = {k: i for i, k in enumerate(keys)}
+    n = len(keys)
+    want_edges = edge_attrs is not None or preserve_edge_attrs
+    src, dst, cnt, data = [], [], [], []
+    loops = np.zeros(n, dtype=np.int32)
+    loop_data = {}
+    for u, nbrs in G._adj.items():
+        iu = idx[u]
+        for v, d in nbrs.items():
+            c = len(d) if multigraph else 1
+            if v == u:
+                loops[iu] = c
+                if want_edges:
+                    loop_data[iu] = d
+                continue
+            src.append(iu)
+            dst.append(idx[v])
+            cnt.append(c)
+            if want_edges:
+                data.append(d)
+    src = np.asarray(src, dtype=np.int64)
+    dst = np.asarray(dst, dtype=np.int64)
+    order = np.lexsort((dst, src))
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(src, minlength=n), out=indptr[1:])
+    indices = dst[order]
+    mult = np.asarray(cnt, dtype=np.int32)[order]
+    edge_data = None
+    if want_edges:
+        if edge_attrs is not None:
+            attrs = list(edge_attrs)
+            if multigraph:
+                pick = lambda kd: {k: _pick(d, attrs) for k, d in kd.items()}  # noqa: E731
+            else:
+                pick = lambda d: _pick(d, attrs)  # noqa: E731
+            edge_data = [pick(data[i]) for i in order]
+            loop_data = {v: pick(d) for v, d in loop_data.items()}
+        else:
+            edge_data = [data[i] for i in order]
+    if node_attrs is not None:
+        attrs = list(node_attrs)
+        node_data = [_pick(d, attrs) for d in G._node.values()]
+    elif preserve_node_attrs:
+        node_data = list(G._node.values())
+    else:
+        node_data = None
+    kw = {}
+    if directed:
+        s_sorted = src[order]
+        order_in = np.lexsort((s_sorted, indices))
+        in_indptr = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(np.bincount(indices, minlength=n), out=in_indptr[1:])
+        kw = dict(
+            in_indptr=in_indptr,
+            in_indices=s_sorted[order_in],
+            in_mult=mult[order_in],
+            in_pos=order_in,
+        )
+    return GsmGraph(
+        indptr=indptr,
+        indices=indices,
+        mult=mult,
+        loops=loops,
+        node_keys=keys,
+        directed=directed,
+        multigraph=multigraph,
+        node_data=node_data,
+        edge_data=edge_data,
+        loop_data=loop_data,
+        graph_attrs=G.graph if preserve_graph_attrs else None,
+        **kw,
+    )
+
+
+def to_networkx(g):
+    """Convert a :class:`GsmGraph` back into the matching NetworkX class.
+
+    Node keys, node attributes, edge multiplicities, self-loops and stored edge attributes are
+    restored; parallel edges without stored data get keys 0, 1, ...
+    """
+    if g.directed:
+        cls = nx.MultiDiGraph if g.multigraph else nx.DiGraph
+    else:
+        cls = nx.MultiGraph if g.multigraph else nx.Graph
+    G = cls()
+    G.graph.update(g.graph)
+    keys = g.node_keys
+    if g.node_data is not None:
+        G.add_nodes_from((k, dict(d)) for k, d in zip(keys, g.node_data))
+    else:
+        G.add_nodes_from(keys)
+
+    def add(u, v, count, datum):
+        if g.multigraph:
+            if datum is not None:
+                for ek, d in datum.items():
+                    G.add_edge(u, v, key=ek, **d)
+            else:
+                for _ in range(count):
+                    G.add_edge(u, v)
+        elif datum is not None:
+            G.add_edge(u, v, **datum)
+        else:
+            G.add_edge(u, v)
+
+    for i in range(g.n):
+        lo, hi = g.indptr[i], g.indptr[i + 1]
+        for e in range(lo, hi):
+            j = int(g.indices[e])
+            if not g.directed and j < i:
+                continue
+            datum = g.edge_data[e] if g.edge_data is not None else None
+            add(keys[i], keys[j], int(g.mult[e]), datum)
+        if g.loops[i]:
+            add(keys[i], keys[i], int(g.loops[i]), g.loop_data.get(i))
+    return G
+
+
+def as_gsm(G, *, node_attrs=True, edge_attrs=True):
+    """Return ``G`` as a GsmGraph, converting NetworkX graphs; other objects raise TypeError."""
+    if isinstance(G, GsmGraph):
+        return G
+    if isinstance(G, nx.Graph):
+        return from_networkx(G, preserve_node_attrs=node_attrs, preserve_edge_attrs=edge_attrs)
+    raise TypeError(
+        f"expected a NetworkX graph or nx_gsm.GsmGraph, got {type(G).__module__}.{type(G).__name__}"
+    )

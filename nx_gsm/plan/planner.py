@@ -1,0 +1,186 @@
+"""The query planner: GsmGraph pair + semantics -> MatchPlan (the arrays every engine runs on).
+
+A MatchPlan fixes *what* is searched (mode, candidates, the per-depth checks) and never *how*;
+engines read only its arrays. Depth ``d`` of the search maps pattern node ``order[d]``.
+
+Per depth ``d`` the plan lists
+
+* checks ``chk_ptr[d]:chk_ptr[d+1]`` against earlier depths ``j``: the pattern multiplicity of
+  ``order[j] -> order[d]`` (``chk_out``) and of ``order[d] -> order[j]`` (``chk_in``, directed only),
+  with the pattern edge positions for edge-label tests (``chk_peo``/``chk_pei``, -1 if no edge). In
+  mono mode only pattern-adjacent ``j`` are listed (a missing pattern edge constrains nothing); in
+  induced/iso mode every ``j`` is listed, since an absent pattern edge forbids a data edge;
+* drivers ``drv_ptr[d]:drv_ptr[d+1]``: ``(j, dir)`` pairs whose adjacency list of ``m[j]``
+  (``dir`` 0 = out-list, 1 = in-list) contains every candidate; the engine iterates the shortest.
+  Depths with no driver iterate their candidate list ``cand_flat[cand_ptr[d]:cand_ptr[d+1]]``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import filter as _filter
+from .labels import compat_table, value_table
+from .order import matching_order
+
+__all__ = ["MatchPlan", "make_plan", "MODES"]
+
+MODES = ("mono", "induced", "iso")
+
+
+@dataclass
+class MatchPlan:
+    mode: str
+    G: object
+    H: object
+    order: np.ndarray
+    cand: np.ndarray  # bool, H.n x G.n, by pattern id
+    cand_bits: np.ndarray  # uint8, packed little-endian bits of cand
+    cand_ptr: np.ndarray
+    cand_flat: np.ndarray
+    chk_ptr: np.ndarray
+    chk_j: np.ndarray
+    chk_out: np.ndarray
+    chk_in: np.ndarray
+    chk_peo: np.ndarray
+    chk_pei: np.ndarray
+    drv_ptr: np.ndarray
+    drv_j: np.ndarray
+    drv_dir: np.ndarray
+    eclass: np.ndarray  # int32 per G out-CSR entry (zeros without edge labels)
+    eok: np.ndarray  # uint8, pattern entries x edge classes (1x1 without edge labels)
+    has_elabels: bool
+    empty: bool  # no match can exist (known at plan time)
+    notes: list = field(default_factory=list)
+
+    @property
+    def k(self):
+        return int(self.order.size)
+
+    @property
+    def mono(self):
+        return self.mode == "mono"
+
+    def candidate_counts(self):
+        return self.cand.sum(axis=1)
+
+
+def _node_tables(G, H, node_match, node_label, default_label):
+    if node_label is not None:
+        gl = [d.get(node_label, default_label) for d in G.node_data or [{}] * G.n]
+        hl = [d.get(node_label, default_label) for d in H.node_data or [{}] * H.n]
+        dcls, ok = value_table(gl, hl)
+        return ok[:, dcls]
+    if node_match is None:
+        return None
+    if G.node_data is None or H.node_data is None:
+        raise ValueError("node_match given but the graphs were converted without node attributes")
+    dcls, ok = compat_table(node_match, G.node_data, H.node_data)
+    return ok[:, dcls] if G.n else np.zeros((H.n, 0), dtype=bool)
+
+
+def _edge_tables(G, H, edge_match):
+    """(eclass per G out-entry, eok per H out-entry x class, loop_ok H.n x G.n or None)."""
+    if edge_match is None:
+        return None, None, None
+    if G.edge_data is None or H.edge_data is None:
+        raise ValueError("edge_match given but the graphs were converted without edge attributes")
+    eclass, eok = compat_table(edge_match, G.edge_data, H.edge_data)
+    loop_ok = None
+    hl = np.flatnonzero(H.loops)
+    if hl.size:
+        loop_ok = np.ones((H.n, G.n), dtype=bool)
+        gl = np.flatnonzero(G.loops)
+        gcls, lok = compat_table(
+            edge_match, [G.loop_data[int(v)] for v in gl], [H.loop_data[int(u)] for u in hl]
+        )
+        for i, u in enumerate(hl):
+            loop_ok[u, :] = False
+            loop_ok[u, gl] = lok[i, gcls] if gl.size else False
+    return eclass, eok, loop_ok
+
+
+def make_plan(G, H, mode, *, node_match=None, edge_match=None, node_label=None,
+              default_label=None):
+    """Build the MatchPlan for mappings of pattern ``H`` into data ``G``.
+
+    ``mode`` is ``"mono"`` (non-induced), ``"induced"`` (node-induced subgraph isomorphism) or
+    ``"iso"`` (full isomorphism: induced with ``|G| == |H|``).
+    """
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+    if G.directed != H.directed:
+        raise ValueError("G and H must have the same directedness")
+    notes = []
+    node_ok = _node_tables(G, H, node_match, node_label, default_label)
+    eclass, eok, loop_ok = _edge_tables(G, H, edge_match)
+    if mode == "iso" and G.n != H.n:
+        notes.append("isomorphism: node counts differ")
+        cand = np.zeros((H.n, G.n), dtype=bool)
+    else:
+        cand = _filter.candidates(G, H, mode, node_ok, loop_ok, eclass, eok)
+    counts = cand.sum(axis=1)
+    empty = bool(H.n > G.n or (H.n and counts.min() == 0))
+    order = matching_order(H, counts)
+    k = H.n
+    pos = np.empty(k, dtype=np.int64)
+    pos[order] = np.arange(k)
+
+    chk_ptr, chk_j, chk_out, chk_in, chk_peo, chk_pei = [0], [], [], [], [], []
+    drv_ptr, drv_j, drv_dir = [0], [], []
+    cand_ptr, cand_flat = [0], []
+    for d in range(k):
+        u = int(order[d])
+        for j in range(d):
+            w = int(order[j])
+            peo = H.edge_position(w, u)
+            pei = H.edge_position(u, w) if H.directed else peo
+            need_out = int(H.mult[peo]) if peo >= 0 else 0
+            need_in = int(H.mult[pei]) if pei >= 0 else 0
+            if need_out or need_in or mode != "mono":
+                chk_j.append(j)
+                chk_out.append(need_out)
+                chk_in.append(need_in)
+                chk_peo.append(peo)
+                chk_pei.append(pei)
+            if need_out:
+                drv_j.append(j)
+                drv_dir.append(0)
+            if H.directed and need_in:
+                drv_j.append(j)
+                drv_dir.append(1)
+        chk_ptr.append(len(chk_j))
+        drv_ptr.append(len(drv_j))
+        if drv_ptr[-1] == drv_ptr[-2]:
+            cand_flat.extend(np.flatnonzero(cand[u]).tolist())
+        cand_ptr.append(len(cand_flat))
+
+    i32 = lambda x: np.asarray(x, dtype=np.int32)  # noqa: E731
+    has_el = eok is not None
+    return MatchPlan(
+        mode=mode,
+        G=G,
+        H=H,
+        order=order,
+        cand=cand,
+        cand_bits=np.packbits(cand, axis=1, bitorder="little") if cand.size else
+        np.zeros((k, 1), dtype=np.uint8),
+        cand_ptr=np.asarray(cand_ptr, dtype=np.int64),
+        cand_flat=i32(cand_flat),
+        chk_ptr=i32(chk_ptr),
+        chk_j=i32(chk_j),
+        chk_out=i32(chk_out),
+        chk_in=i32(chk_in),
+        chk_peo=i32(chk_peo),
+        chk_pei=i32(chk_pei),
+        drv_ptr=i32(drv_ptr),
+        drv_j=i32(drv_j),
+        drv_dir=i32(drv_dir),
+        eclass=eclass if has_el else np.zeros(G.indices.size, dtype=np.int32),
+        eok=np.ascontiguousarray(eok, dtype=np.uint8) if has_el else np.ones((1, 1), np.uint8),
+        has_elabels=has_el,
+        empty=empty,
+        notes=notes,
+    )
