@@ -130,7 +130,9 @@ def _configured_engine():
 def iter_mappings(plan, engine, limit=None):
     """Yield ``{G_key: H_key}`` dicts (fresh, original node keys) for a plan."""
     if plan.k == 0:
-        if limit != 0:
+        # GraphMatcher semantics: the empty pattern has one (empty) mapping, except that an
+        # isomorphism also needs G to be empty
+        if limit != 0 and not plan.empty:
             yield {}
         return
     gk = plan.G.node_keys
@@ -154,7 +156,7 @@ def _count(G, H, mode, node_match, edge_match, node_label, edge_label, limit, en
     plan, _, _ = prepare(G, H, mode, node_match=node_match, edge_match=edge_match,
                          node_label=node_label, edge_label=edge_label, fn_name=fn)
     if plan.k == 0:
-        return 0 if limit == 0 else 1
+        return 0 if limit == 0 or plan.empty else 1
     if limit == 0:
         return 0
     return eng.count(plan, limit)
@@ -273,7 +275,7 @@ def _find(G, H, mode, kwargs, fn):
     eng = _engine(kwargs.pop("engine", "auto"))
     plan, g, h = prepare(G, H, mode, fn_name=fn, **kwargs)
     if plan.k == 0:
-        rows = np.zeros((0 if limit == 0 else 1, 0), dtype=np.int32)
+        rows = np.zeros((0 if limit == 0 or plan.empty else 1, 0), dtype=np.int32)
     else:
         chunks = list(eng.iter_chunks(plan, limit=limit))
         rows = np.concatenate(chunks) if chunks else np.zeros((0, plan.k), dtype=np.int32)

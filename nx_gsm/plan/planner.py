@@ -122,7 +122,7 @@ def make_plan(G, H, mode, *, node_match=None, edge_match=None, node_label=None,
     else:
         cand = _filter.candidates(G, H, mode, node_ok, loop_ok, eclass, eok)
     counts = cand.sum(axis=1)
-    empty = bool(H.n > G.n or (H.n and counts.min() == 0))
+    empty = bool(H.n > G.n or (H.n and counts.min() == 0) or (mode == "iso" and G.n != H.n))
     order = matching_order(H, counts)
     k = H.n
     pos = np.empty(k, dtype=np.int64)

@@ -1,0 +1,162 @@
+"""The ``networkx.backends`` entry point: NetworkX dispatches to :class:`BackendInterface`.
+
+Implemented dispatch names are in :data:`nx_gsm.backend_info.FUNCTIONS`; those NetworkX lacks
+(the subgraph/monomorphism ``vf2pp_*`` functions before NetworkX 3.7) are simply not registered.
+Each function keeps NetworkX's exact signature (parameter names differ between releases: 3.6 uses
+``G1, G2``, 3.7 ``FG, SG``) and returns plain Python values with the original node keys.
+"""
+
+from __future__ import annotations
+
+import collections
+import inspect
+
+import networkx as nx
+
+from . import api
+from .backend_info import FUNCTIONS
+from .graph import GsmGraph
+from .interop.networkx import from_networkx, to_networkx
+
+__all__ = ["BackendInterface", "CALLS"]
+
+# dispatch name -> number of calls served by gsm (read by the NetworkX test-suite runner)
+CALLS = collections.Counter()
+
+
+def _vf2pp_plan(FG, SG, node_label, default_label, mode):
+    """VF2++'s semantics: an empty graph on either side has no mapping at all."""
+    if len(SG) == 0 or len(FG) == 0:
+        return None
+    if SG.is_directed() != FG.is_directed():
+        raise nx.NetworkXError("SG and FG must have the same directedness")
+    plan, _, _ = api.prepare(FG, SG, mode, vf2pp_label=node_label, vf2pp_default=default_label,
+                             fn_name=f"vf2pp ({mode})")
+    return plan
+
+
+def _vf2pp_all(mode):
+    def all_(FG, SG, node_label=None, default_label=None):
+        plan = _vf2pp_plan(FG, SG, node_label, default_label, mode)
+        if plan is not None:
+            yield from api.iter_mappings(plan, api._engine("auto"))
+
+    return all_
+
+
+def _vf2pp_first(mode):
+    def first(FG, SG, node_label=None, default_label=None):
+        plan = _vf2pp_plan(FG, SG, node_label, default_label, mode)
+        if plan is None:
+            return None
+        return next(api.iter_mappings(plan, api._engine("auto"), limit=1), None)
+
+    return first
+
+
+def _vf2pp_is(mode):
+    def is_(FG, SG, node_label=None, default_label=None):
+        plan = _vf2pp_plan(FG, SG, node_label, default_label, mode)
+        if plan is None:
+            return False
+        return next(api.iter_mappings(plan, api._engine("auto"), limit=1), None) is not None
+
+    return is_
+
+
+def is_isomorphic(G1, G2, node_match=None, edge_match=None):
+    if G1.is_directed() != G2.is_directed():
+        raise nx.NetworkXError("Graphs G1 and G2 are not of the same type.")
+    plan, _, _ = api.prepare(G1, G2, "iso", node_match=node_match, edge_match=edge_match,
+                             fn_name="is_isomorphic")
+    return next(api.iter_mappings(plan, api._engine("auto"), limit=1), None) is not None
+
+
+_IMPLS = {
+    "is_isomorphic": is_isomorphic,
+    "vf2pp_isomorphism": _vf2pp_first("iso"),
+    "vf2pp_is_isomorphic": _vf2pp_is("iso"),
+    "vf2pp_all_isomorphisms": _vf2pp_all("iso"),
+    "vf2pp_subgraph_isomorphism": _vf2pp_first("induced"),
+    "vf2pp_subgraph_is_isomorphic": _vf2pp_is("induced"),
+    "vf2pp_all_subgraph_isomorphisms": _vf2pp_all("induced"),
+    "vf2pp_monomorphism": _vf2pp_first("mono"),
+    "vf2pp_is_monomorphic": _vf2pp_is("mono"),
+    "vf2pp_all_monomorphisms": _vf2pp_all("mono"),
+}
+
+
+def _with_signature(name, impl, nx_func):
+    """Wrap ``impl`` so it accepts exactly ``nx_func``'s parameters (names vary by release)."""
+    sig = inspect.signature(nx_func)
+    params = [p for p in sig.parameters.values() if p.kind != p.VAR_KEYWORD and p.name != "backend"]
+    sig = sig.replace(parameters=params)
+
+    def wrapper(*args, **kwargs):
+        CALLS[name] += 1
+        bound = sig.bind(*args, **kwargs)
+        bound.apply_defaults()
+        return impl(*bound.args)
+
+    wrapper.__name__ = wrapper.__qualname__ = name
+    wrapper.__signature__ = sig
+    wrapper.__doc__ = impl.__doc__ or f"nx_gsm implementation of networkx.{name}."
+    wrapper.__module__ = __name__
+    return wrapper
+
+
+def _registered():
+    reg = nx.utils.backends._registered_algorithms
+    return {name: reg[name] for name in FUNCTIONS if name in reg}
+
+
+class BackendInterface:
+    """NetworkX backend ``gsm``: conversion hooks plus one attribute per implemented function."""
+
+    @staticmethod
+    def convert_from_nx(G, *, edge_attrs=None, node_attrs=None, preserve_edge_attrs=False,
+                        preserve_node_attrs=False, preserve_graph_attrs=False, name=None,
+                        graph_name=None):
+        return from_networkx(
+            G,
+            node_attrs=list(node_attrs) if node_attrs else None,
+            edge_attrs=list(edge_attrs) if edge_attrs else None,
+            preserve_node_attrs=bool(preserve_node_attrs),
+            preserve_edge_attrs=bool(preserve_edge_attrs),
+            preserve_graph_attrs=bool(preserve_graph_attrs),
+        )
+
+    @staticmethod
+    def convert_to_nx(obj, *, name=None):
+        return to_networkx(obj) if isinstance(obj, GsmGraph) else obj
+
+    @staticmethod
+    def can_run(name, args, kwargs):
+        if name not in _IMPLS:
+            return f"nx_gsm does not implement {name}"
+        return True
+
+    @staticmethod
+    def should_run(name, args, kwargs):
+        graphs = [a for a in list(args[:1]) + list(kwargs.values())[:1]
+                  if hasattr(a, "number_of_edges")]
+        if not graphs:
+            return True
+        try:
+            threshold = nx.config.backends.gsm.min_edges
+        except AttributeError:
+            threshold = 0
+        m = graphs[0].number_of_edges()
+        if m < threshold:
+            return (f"the data graph has {m} edges, below nx.config.backends.gsm.min_edges="
+                    f"{threshold}: NetworkX's own code is faster than converting")
+        return True
+
+    @staticmethod
+    def on_start_tests(items):
+        """Nothing to mark: every dispatched isomorphism test is expected to pass on gsm."""
+
+
+for _name, _nx_func in _registered().items():
+    setattr(BackendInterface, _name,
+            staticmethod(_with_signature(_name, _IMPLS[_name], _nx_func.orig_func)))

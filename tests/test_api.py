@@ -1,0 +1,198 @@
+"""The own API: semantics against NetworkX, limits, errors, and that inputs are never mutated."""
+
+import copy
+import pickle
+
+import networkx as nx
+import pytest
+from networkx.algorithms import isomorphism as iso
+
+import nx_gsm
+
+
+def _set(it):
+    out = [frozenset(m.items()) for m in it]
+    assert len(out) == len(set(out)), "a mapping was produced twice"
+    return set(out)
+
+
+def test_known_counts():
+    K4, P3, C4 = nx.complete_graph(4), nx.path_graph(3), nx.cycle_graph(4)
+    assert nx_gsm.count_subgraph_monomorphisms(K4, P3) == 24
+    assert nx_gsm.count_subgraph_isomorphisms(K4, P3) == 0
+    assert nx_gsm.count_subgraph_monomorphisms(C4, P3) == 8
+    assert nx_gsm.count_subgraph_isomorphisms(C4, P3) == 8
+    assert nx_gsm.count_subgraph_isomorphisms(K4, nx.complete_graph(3)) == 24
+
+
+def test_mapping_direction_and_keys():
+    G = nx.Graph([("a", "b")])
+    H = nx.Graph([(("x", 1), ("y", 2))])
+    maps = list(nx_gsm.subgraph_monomorphisms(G, H))
+    assert {frozenset(m.items()) for m in maps} == {
+        frozenset({("a", ("x", 1)), ("b", ("y", 2))}),
+        frozenset({("a", ("y", 2)), ("b", ("x", 1))}),
+    }
+    assert all(type(k) is str for m in maps for k in m)
+
+
+def test_self_loops_and_multiplicity_semantics():
+    G = nx.Graph([(0, 1), (1, 2), (1, 1)])
+    H = nx.Graph([(0, 1)])
+    assert nx_gsm.count_subgraph_isomorphisms(G, H) == 0
+    assert nx_gsm.count_subgraph_monomorphisms(G, H) == 4
+    M = nx.MultiGraph([(0, 1), (0, 1), (1, 2)])
+    assert _set(nx_gsm.subgraph_isomorphisms(M, nx.MultiGraph([(0, 1)]))) == {
+        frozenset({(1, 0), (2, 1)}), frozenset({(1, 1), (2, 0)})}
+    assert nx_gsm.count_subgraph_monomorphisms(M, nx.MultiGraph([(0, 1)])) == 4
+
+
+def test_directed_both_directions():
+    G = nx.DiGraph([(0, 1), (1, 0), (1, 2)])
+    H = nx.DiGraph([(0, 1)])
+    ref = _set(iso.DiGraphMatcher(G, H).subgraph_isomorphisms_iter())
+    assert _set(nx_gsm.subgraph_isomorphisms(G, H)) == ref == {frozenset({(1, 0), (2, 1)})}
+    assert nx_gsm.count_subgraph_monomorphisms(G, H) == 3
+
+
+def test_labels_and_callables(rng):
+    G = nx.gnm_random_graph(12, 30, seed=3)
+    H = nx.cycle_graph(4)
+    for X in (G, H):
+        for v in X:
+            X.nodes[v]["c"] = rng.randrange(2)
+        for u, v in X.edges:
+            X[u][v]["w"] = rng.randrange(2)
+    cases = [
+        dict(node_match=iso.categorical_node_match("c", 0)),
+        dict(edge_match=iso.categorical_edge_match("w", 0)),
+        dict(node_match=lambda a, b: a["c"] >= b["c"], edge_match=lambda a, b: a["w"] <= b["w"]),
+        dict(node_match=iso.numerical_node_match("c", 0.0)),
+    ]
+    for kw in cases:
+        gm = iso.GraphMatcher(G, H, **kw)
+        assert _set(nx_gsm.subgraph_monomorphisms(G, H, **kw)) == _set(
+            gm.subgraph_monomorphisms_iter())
+        assert _set(nx_gsm.subgraph_isomorphisms(G, H, **kw)) == _set(
+            gm.subgraph_isomorphisms_iter())
+    assert nx_gsm.count_subgraph_monomorphisms(G, H, node_label="c") == len(
+        list(iso.GraphMatcher(G, H, node_match=iso.categorical_node_match("c", None))
+             .subgraph_monomorphisms_iter()))
+
+
+def test_unhashable_attribute_values_are_exact():
+    G = nx.path_graph(4)
+    H = nx.path_graph(2)
+    for v in G:
+        G.nodes[v]["tags"] = [v % 2]
+    for v in H:
+        H.nodes[v]["tags"] = [v]
+    nm = iso.categorical_node_match("tags", None)
+    ref = _set(iso.GraphMatcher(G, H, node_match=nm).subgraph_monomorphisms_iter())
+    assert _set(nx_gsm.subgraph_monomorphisms(G, H, node_match=nm)) == ref
+
+
+def test_empty_and_oversized_patterns():
+    G = nx.path_graph(3)
+    assert list(nx_gsm.subgraph_monomorphisms(G, nx.Graph())) == [{}]
+    assert nx_gsm.count_subgraph_isomorphisms(G, nx.Graph()) == 1
+    assert list(nx_gsm.subgraph_monomorphisms(G, nx.path_graph(5))) == []
+    assert list(nx_gsm.isomorphisms(G, nx.Graph())) == []
+    assert list(nx_gsm.isomorphisms(nx.Graph(), nx.Graph())) == [{}]
+
+
+def test_disconnected_pattern():
+    G = nx.path_graph(4)
+    H = nx.Graph()
+    H.add_nodes_from([0, 1])
+    assert nx_gsm.count_subgraph_monomorphisms(G, H) == 12
+    assert nx_gsm.count_subgraph_isomorphisms(G, H) == 6
+
+
+def test_limit():
+    G = nx.complete_graph(6)
+    H = nx.path_graph(3)
+    assert len(list(nx_gsm.subgraph_monomorphisms(G, H, limit=7))) == 7
+    assert nx_gsm.count_subgraph_monomorphisms(G, H, limit=7) == 7
+    assert nx_gsm.count_subgraph_monomorphisms(G, H, limit=10**9) == 120
+    assert list(nx_gsm.subgraph_monomorphisms(G, H, limit=0)) == []
+    assert nx_gsm.is_subgraph_monomorphic(G, H)
+    assert not nx_gsm.is_subgraph_isomorphic(G, H)
+
+
+def test_find_returns_matchset():
+    ms = nx_gsm.find_subgraph_monomorphisms(nx.complete_graph(3), nx.path_graph(2))
+    assert ms.count == 6 and ms.to_numpy().shape == (6, 2)
+    assert {frozenset(m.items()) for m in ms} == _set(
+        nx_gsm.subgraph_monomorphisms(nx.complete_graph(3), nx.path_graph(2)))
+    df = ms.to_pandas() if _has_pandas() else None
+    if df is not None:
+        assert list(df.columns) == [0, 1] and len(df) == 6
+
+
+def _has_pandas():
+    try:
+        import pandas  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize(
+    "call, exc, msg",
+    [
+        (lambda: nx_gsm.count_subgraph_monomorphisms(nx.DiGraph(), nx.Graph()),
+         nx.NetworkXError, "same directedness"),
+        (lambda: nx_gsm.count_subgraph_monomorphisms({1: 2}, nx.Graph()), TypeError, "G must"),
+        (lambda: nx_gsm.count_subgraph_monomorphisms(nx.Graph(), "H"), TypeError, "H must"),
+        (lambda: list(nx_gsm.subgraph_monomorphisms(nx.Graph(), nx.Graph(), limit=-1)),
+         ValueError, "non-negative"),
+        (lambda: nx_gsm.count_subgraph_monomorphisms(nx.Graph(), nx.Graph(), limit=1.5),
+         TypeError, "limit"),
+        (lambda: nx_gsm.count_subgraph_monomorphisms(nx.Graph(), nx.Graph(), node_match=3),
+         TypeError, "node_match"),
+        (lambda: nx_gsm.count_subgraph_monomorphisms(nx.Graph(), nx.Graph(), engine="warp9"),
+         ValueError, "unknown engine"),
+        (lambda: nx_gsm.count_subgraph_monomorphisms(nx.path_graph(2), nx.path_graph(2),
+                                                     node_label="c"),
+         nx.NetworkXError, "no attribute 'c'"),
+    ],
+)
+def test_bad_input_errors(call, exc, msg):
+    with pytest.raises(exc, match=msg):
+        call()
+
+
+def test_unhashable_strict_label_is_a_type_error():
+    G = nx.path_graph(2)
+    nx.set_node_attributes(G, {0: [1], 1: [2]}, "c")
+    with pytest.raises(TypeError, match="unhashable 'c'"):
+        nx_gsm.count_subgraph_monomorphisms(G, G, node_label="c")
+
+
+def test_gpu_engine_without_gpu_is_a_clear_error():
+    from nx_gsm.engines.gpu import device_reason
+
+    if device_reason() is None:
+        pytest.skip("a CUDA device is present: the error path is for machines without one")
+    with pytest.raises(RuntimeError, match="not available"):
+        nx_gsm.count_subgraph_monomorphisms(nx.path_graph(3), nx.path_graph(2), engine="gmatch")
+
+
+def test_inputs_not_mutated():
+    G = nx.MultiDiGraph([(0, 1, {"w": [1]}), (1, 2), (2, 2)], name="g")
+    G.nodes[0]["c"] = {"deep": [1, 2]}
+    H = nx.MultiDiGraph([(0, 1, {"w": [1]})])
+    snap = pickle.dumps((G, H))
+    kw = dict(node_match=lambda a, b: True, edge_match=lambda a, b: True)
+    list(nx_gsm.subgraph_monomorphisms(G, H, **kw))
+    nx_gsm.count_subgraph_isomorphisms(G, H, **kw)
+    nx_gsm.find_subgraph_monomorphisms(G, H)
+    assert pickle.dumps((G, H)) == snap
+    assert copy.deepcopy(G).graph == {"name": "g"}
+
+
+def test_big_count_is_python_int():
+    G = nx.complete_graph(12)
+    c = nx_gsm.count_subgraph_monomorphisms(G, nx.path_graph(6))
+    assert type(c) is int and c == 12 * 11 * 10 * 9 * 8 * 7

@@ -1,0 +1,75 @@
+"""GsmGraph and NetworkX conversion: structure, multiplicities, loops, attributes, round trips."""
+
+import networkx as nx
+import numpy as np
+import pytest
+
+import nx_gsm
+from nx_gsm.graph import GsmGraph
+
+
+def _edges(G):
+    if G.is_multigraph():
+        return sorted((repr(u), repr(v), k, repr(sorted(d.items())))
+                      for u, v, k, d in G.edges(keys=True, data=True))
+    return sorted((repr(u), repr(v), repr(sorted(d.items()))) for u, v, d in G.edges(data=True))
+
+
+@pytest.mark.parametrize("cls", [nx.Graph, nx.DiGraph, nx.MultiGraph, nx.MultiDiGraph])
+def test_round_trip(cls, rng):
+    G = cls()
+    G.add_nodes_from([("a", {"c": 1}), (("t", 1), {"c": 2}), (3, {}), (frozenset({1}), {"x": [1]})])
+    nodes = list(G)
+    for _ in range(15):
+        u, v = rng.choice(nodes), rng.choice(nodes)
+        if not G.is_multigraph() and G.has_edge(u, v):
+            continue
+        G.add_edge(u, v, w=rng.randrange(3))
+    before = _edges(G)
+    g = nx_gsm.from_networkx(G)
+    assert g.number_of_nodes() == G.number_of_nodes()
+    assert g.number_of_edges() == G.number_of_edges()
+    H = nx_gsm.to_networkx(g)
+    assert type(H) is cls
+    assert list(H) == list(G)
+    assert dict(H.nodes(data=True)) == dict(G.nodes(data=True))
+    assert _edges(H) == before
+    assert _edges(G) == before  # input untouched
+
+
+def test_csr_layout():
+    G = nx.MultiDiGraph([(0, 1), (0, 1), (2, 0), (1, 1), (1, 1), (1, 1)])
+    g = nx_gsm.from_networkx(G)
+    assert g.indptr.dtype == np.int64 and g.indices.dtype == np.int32
+    assert g.indices.tolist() == [1, 0] and g.mult.tolist() == [2, 1]
+    assert g.loops.tolist() == [0, 3, 0]
+    assert g.in_indices.tolist() == [2, 0] and g.in_mult.tolist() == [1, 2]
+    assert g.edge_position(0, 1) == 0 and g.edge_position(1, 0) == -1
+
+
+def test_from_edges_matches_networkx():
+    keys = list("abcd")
+    g = GsmGraph.from_edges(keys, [0, 1, 2, 3, 0], [1, 2, 3, 3, 1], multigraph=True)
+    G = nx.MultiGraph()
+    G.add_nodes_from(keys)
+    G.add_edges_from([("a", "b"), ("b", "c"), ("c", "d"), ("d", "d"), ("a", "b")])
+    ref = nx_gsm.from_networkx(G)
+    for attr in ("indptr", "indices", "mult", "loops"):
+        assert getattr(g, attr).tolist() == getattr(ref, attr).tolist()
+    with pytest.raises(ValueError, match="parallel edges"):
+        GsmGraph.from_edges(keys, [0, 0], [1, 1])
+    with pytest.raises(ValueError, match="outside"):
+        GsmGraph.from_edges(keys, [0], [9])
+
+
+def test_duck_typing_and_backend_attribute():
+    g = nx_gsm.from_networkx(nx.path_graph(3))
+    assert g.__networkx_backend__ == "gsm"
+    assert not g.is_directed() and not g.is_multigraph()
+    assert len(g) == 3 and 2 in g and "x" not in g and [] not in g
+    assert "3 nodes" in repr(g)
+
+
+def test_rejects_non_graph():
+    with pytest.raises(TypeError, match="NetworkX graph"):
+        nx_gsm.from_networkx({1: [2]})
