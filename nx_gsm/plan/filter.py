@@ -14,22 +14,9 @@ necessary, never heuristic, so filtering can only remove impossible pairs:
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 
 __all__ = ["candidates"]
-
-
-def _edge_ok(G, H, mode, pe, eclass_G, eok, in_csc):
-    """Mask over G's out-CSR (or in-CSR when ``in_csc``) entries that may host pattern entry pe."""
-    need = int(H.mult[pe])
-    gm = G.in_mult if in_csc else G.mult
-    ok = None
-    if need > 1 or G.multigraph:
-        ok = gm >= need if mode == "mono" else gm == need
-    if eok is not None:
-        cls = eclass_G[G.in_pos] if (in_csc and G.directed) else eclass_G
-        lab = eok[pe][cls]
-        ok = lab if ok is None else ok & lab
-    return ok
 
 
 def candidates(G, H, mode, node_ok=None, loop_ok=None, eclass_G=None, eok=None, max_rounds=None):
@@ -50,31 +37,63 @@ def candidates(G, H, mode, node_ok=None, loop_ok=None, eclass_G=None, eok=None, 
     if k == 0 or n == 0:
         return cand
 
-    rows_out = np.repeat(np.arange(n, dtype=np.int32), dg_out)
-    rows_in = np.repeat(np.arange(n, dtype=np.int32), G.in_degree()) if G.directed else rows_out
+    # one rule per pattern edge and direction: (target u, source w, pattern entry, in-list?)
     hrows = np.repeat(np.arange(k), dh_out)
-    # (u, w, pattern entry, G entry mask) per pattern edge u -> w, computed once
     rules = []
     for pe in range(H.indices.size):
         u, w = int(hrows[pe]), int(H.indices[pe])
-        rules.append((u, w, _edge_ok(G, H, mode, pe, eclass_G, eok, False), False))
+        rules.append((u, w, pe, 0))
         if G.directed:
-            rules.append((w, u, _edge_ok(G, H, mode, pe, eclass_G, eok, True), True))
+            rules.append((w, u, pe, 1))
+    if not rules:
+        return cand
+    rules = np.asarray(rules, dtype=np.int64)
+    has_el = eok is not None
+    in_cls = (eclass_G[G.in_pos] if G.directed else eclass_G) if has_el else np.zeros(1, np.int32)
+    out_cls = eclass_G if has_el else np.zeros(1, np.int32)
+    eok_a = np.ascontiguousarray(eok, dtype=np.uint8) if has_el else np.ones((1, 1), np.uint8)
+    c8 = cand.view(np.uint8)
     rounds = max_rounds if max_rounds is not None else 2 * k + 2
+    _refine(c8, rules, H.mult.astype(np.int32), G.indptr, G.indices, G.mult, G.in_indptr,
+            G.in_indices, G.in_mult, out_cls, in_cls, eok_a, has_el,
+            bool(G.multigraph or H.multigraph), mode == "mono", rounds)
+    return cand
+
+
+@njit(cache=True)
+def _refine(cand, rules, hmult, indptr, indices, mult, in_indptr, in_indices, in_mult, out_cls,
+            in_cls, eok, has_el, check_mult, mono, rounds):
+    """Arc consistency to a fixpoint: drop v from cand[u] when no edge of v (in the rule's
+    direction) reaches a candidate of w through a compatible edge. Scans stop at the first hit."""
+    n = cand.shape[1]
     for _ in range(rounds):
         changed = False
-        for u, w, emask, incoming in rules:
-            if not cand[u].any():
-                continue
-            idx, rows = (G.in_indices, rows_in) if incoming else (G.indices, rows_out)
-            hit = cand[w][idx]
-            if emask is not None:
-                hit &= emask
-            support = np.bincount(rows[hit], minlength=n) > 0
-            new = cand[u] & support
-            if new.sum() != cand[u].sum():
-                cand[u] = new
-                changed = True
+        for r in range(rules.shape[0]):
+            u, w, pe, incoming = rules[r, 0], rules[r, 1], rules[r, 2], rules[r, 3]
+            need = hmult[pe]
+            if incoming:
+                ptr, idx, em, cls = in_indptr, in_indices, in_mult, in_cls
+            else:
+                ptr, idx, em, cls = indptr, indices, mult, out_cls
+            for v in range(n):
+                if cand[u, v] == 0:
+                    continue
+                ok = False
+                for e in range(ptr[v], ptr[v + 1]):
+                    if cand[w, idx[e]] == 0:
+                        continue
+                    if check_mult:
+                        if mono:
+                            if em[e] < need:
+                                continue
+                        elif em[e] != need:
+                            continue
+                    if has_el and eok[pe, cls[e]] == 0:
+                        continue
+                    ok = True
+                    break
+                if not ok:
+                    cand[u, v] = 0
+                    changed = True
         if not changed:
             break
-    return cand
