@@ -1,12 +1,17 @@
 """The CPU engine: Numba-compiled backtracking over a MatchPlan.
 
-Shape (the enumeration stage of Sun & Luo's study, with VF2++/RI-style ordering from the planner):
-depth-first, an explicit stack (no recursion), local candidates of depth ``d`` drawn from the
-shortest adjacency list among the images of ``order[d]``'s backward neighbours (or its filtered
-candidate list when it has none), and every other constraint checked by binary search in sorted
-adjacency rows. Counting runs the root candidates in parallel (``prange``, dynamic chunks of one
-root so skewed roots do not idle a core); enumeration runs a resumable search that fills a
-fixed-size buffer and returns, so Python can stream results lazily and stop at any ``limit``.
+Shape (the enumeration stage of Sun & Luo's study, with RI/VF2++-style ordering from the planner):
+depth-first with an explicit stack (no recursion); the local candidates of depth ``d`` are drawn
+from the shortest candidate-space list (:mod:`nx_gsm.plan.space`) among the images of
+``order[d]``'s backward neighbours (or its filtered candidate list when it has none), each checked
+against injectivity and, by binary search in sorted adjacency rows, every other constraint of the
+plan (multiplicities both ways, induced non-edges, edge labels).
+
+Parallelism: a breadth-first prefix expansion (the BFS-then-DFS split gMatch and GSI use on the
+GPU) turns the first levels into at least ``64 x threads`` independent tasks, which ``prange``
+hands out one at a time (dynamic chunks of 1), so a skewed root does not leave a core idle.
+Enumeration (the iterator API) runs a resumable search that fills a fixed-size buffer and returns,
+so Python streams results lazily and can stop at any ``limit``.
 """
 
 from __future__ import annotations
@@ -15,10 +20,13 @@ import numba
 import numpy as np
 from numba import njit, prange
 
+from ..plan.space import build_space
+
 __all__ = ["CpuEngine"]
 
 _NOT_STARTED = -2
 _DONE = -1
+_TASKS_PER_THREAD = 64
 
 
 @njit(cache=True, inline="always")
@@ -37,9 +45,17 @@ def _find(indptr, indices, x, y):
     return -1
 
 
+@njit(cache=True, inline="always")
+def _mult_ok(have, need, mono):
+    return have >= need if mono else have == need
+
+
 @njit(cache=True)
-def _feasible(d, v, m, order, cand_bits, chk_ptr, chk_j, chk_out, chk_in, chk_peo, chk_pei,
-              indptr, indices, emult, eclass, eok, has_el, mono, directed):
+def _feasible(P, d, v, m):
+    """Can data node v host pattern node order[d] given the partial match m[:d]?"""
+    (order, cand_bits, _cp, _cf, chk_ptr, chk_j, chk_out, chk_in, chk_peo, chk_pei, _dp, _dj,
+     _ci, _ro, _sp, _sv, indptr, indices, emult, eclass, eok, flags) = P
+    has_el, mono, directed = flags[0] != 0, flags[1] != 0, flags[2] != 0
     u = order[d]
     if (cand_bits[u, v >> 3] >> (v & 7)) & 1 == 0:
         return False
@@ -49,65 +65,74 @@ def _feasible(d, v, m, order, cand_bits, chk_ptr, chk_j, chk_out, chk_in, chk_pe
     for c in range(chk_ptr[d], chk_ptr[d + 1]):
         x = m[chk_j[c]]
         e = _find(indptr, indices, x, v)
-        have = 0 if e < 0 else emult[e]
         need = chk_out[c]
-        if mono:
-            if have < need:
-                return False
-        elif have != need:
+        if not _mult_ok(0 if e < 0 else emult[e], need, mono):
             return False
         if has_el and need > 0 and eok[chk_peo[c], eclass[e]] == 0:
             return False
         if directed:
             e = _find(indptr, indices, v, x)
-            have = 0 if e < 0 else emult[e]
             need = chk_in[c]
-            if mono:
-                if have < need:
-                    return False
-            elif have != need:
+            if not _mult_ok(0 if e < 0 else emult[e], need, mono):
                 return False
             if has_el and need > 0 and eok[chk_pei[c], eclass[e]] == 0:
                 return False
     return True
 
 
-@njit(cache=True)
-def _search(order, cand_bits, cand_ptr, cand_flat, chk_ptr, chk_j, chk_out, chk_in, chk_peo,
-            chk_pei, drv_ptr, drv_j, drv_dir, indptr, indices, emult, in_indptr, in_indices,
-            eclass, eok, has_el, mono, directed, r_lo, r_hi, state, m, lo, hi, cur, kind, out,
-            cap, collect):
-    """Resumable DFS over depth-0 candidates ``cand_flat[r_lo:r_hi]``.
+@njit(cache=True, inline="always")
+def _setup(P, d, m, lo, hi, kind):
+    """Point depth d's local candidates at the shortest candidate-space list of its drivers, or
+    at its whole candidate list when it has no backward neighbour."""
+    (order, _cb, cand_ptr, _cf, _c0, _c1, _c2, _c3, _c4, _c5, drv_ptr, drv_j, cidx, row_off,
+     sptr, _sv, _i0, _i1, _e, _ec, _eo, _f) = P
+    t0 = drv_ptr[d]
+    t1 = drv_ptr[d + 1]
+    if t0 == t1:
+        kind[d] = 0
+        lo[d] = cand_ptr[d]
+        hi[d] = cand_ptr[d + 1]
+        return
+    kind[d] = 1
+    for t in range(t0, t1):
+        j = drv_j[t]
+        r = row_off[t] + cidx[order[j], m[j]]
+        a = sptr[r]
+        b = sptr[r + 1]
+        if t == t0 or b - a < hi[d] - lo[d]:
+            lo[d] = a
+            hi[d] = b
 
-    Returns the number of rows written to ``out`` (collect) or of matches counted, stopping early
-    once it reaches ``cap``. ``state[0]`` is the depth to resume at, or _DONE.
+
+@njit(cache=True, inline="always")
+def _value(P, kd, i):
+    return P[3][i] if kd == 0 else P[15][i]
+
+
+@njit(cache=True)
+def _search(P, start, state, m, lo, hi, cur, kind, out, cap, collect):
+    """Resumable DFS below the fixed prefix ``m[:start]``.
+
+    Returns the number of rows written to ``out`` (collect) or of matches counted, stopping once
+    it reaches ``cap``; ``state[0]`` keeps the depth to resume at, or _DONE.
     """
-    k = order.size
+    k = P[0].size
     d = state[0]
     if d == _DONE:
         return 0
     if d == _NOT_STARTED:
-        lo[0] = r_lo
-        hi[0] = r_hi
-        cur[0] = r_lo
-        kind[0] = 0
-        d = 0
+        d = start
+        _setup(P, d, m, lo, hi, kind)
+        cur[d] = lo[d]
     found = 0
-    while d >= 0:
+    while d >= start:
         if cur[d] >= hi[d]:
             d -= 1
             continue
         i = cur[d]
         cur[d] = i + 1
-        kd = kind[d]
-        if kd == 0:
-            v = cand_flat[i]
-        elif kd == 1:
-            v = indices[i]
-        else:
-            v = in_indices[i]
-        if not _feasible(d, v, m, order, cand_bits, chk_ptr, chk_j, chk_out, chk_in, chk_peo,
-                         chk_pei, indptr, indices, emult, eclass, eok, has_el, mono, directed):
+        v = _value(P, kind[d], i)
+        if not _feasible(P, d, v, m):
             continue
         m[d] = v
         if d == k - 1:
@@ -120,61 +145,82 @@ def _search(order, cand_bits, cand_ptr, cand_flat, chk_ptr, chk_j, chk_out, chk_
                 return found
             continue
         d += 1
-        t0 = drv_ptr[d]
-        t1 = drv_ptr[d + 1]
-        if t0 == t1:
-            kind[d] = 0
-            lo[d] = cand_ptr[d]
-            hi[d] = cand_ptr[d + 1]
-        else:
-            best = -1
-            for t in range(t0, t1):
-                x = m[drv_j[t]]
-                if drv_dir[t] == 0:
-                    a = indptr[x]
-                    b = indptr[x + 1]
-                else:
-                    a = in_indptr[x]
-                    b = in_indptr[x + 1]
-                if best < 0 or b - a < hi[d] - lo[d]:
-                    best = t
-                    lo[d] = a
-                    hi[d] = b
-                    kind[d] = 1 if drv_dir[t] == 0 else 2
+        _setup(P, d, m, lo, hi, kind)
         cur[d] = lo[d]
     state[0] = _DONE
     return found
 
 
+@njit(cache=True)
+def _children(P, prefix, depth, out, write):
+    """Count (and with ``write`` store into ``out``) the feasible extensions of one prefix."""
+    k = P[0].size
+    m = np.empty(k, dtype=np.int32)
+    lo = np.empty(k, dtype=np.int64)
+    hi = np.empty(k, dtype=np.int64)
+    kind = np.empty(k, dtype=np.int8)
+    m[:depth] = prefix
+    _setup(P, depth, m, lo, hi, kind)
+    n = 0
+    for i in range(lo[depth], hi[depth]):
+        v = _value(P, kind[depth], i)
+        if _feasible(P, depth, v, m):
+            if write:
+                out[n, :depth] = prefix
+                out[n, depth] = v
+            n += 1
+    return n
+
+
 @njit(cache=True, parallel=True)
-def _count_roots(order, cand_bits, cand_ptr, cand_flat, chk_ptr, chk_j, chk_out, chk_in, chk_peo,
-                 chk_pei, drv_ptr, drv_j, drv_dir, indptr, indices, emult, in_indptr, in_indices,
-                 eclass, eok, has_el, mono, directed):
-    k = order.size
-    n_roots = cand_ptr[1] - cand_ptr[0]
-    counts = np.zeros(n_roots, dtype=np.int64)
+def _expand(P, prefixes):
+    """One breadth-first level: every feasible extension of every prefix (two passes)."""
+    t, depth = prefixes.shape
+    counts = np.zeros(t + 1, dtype=np.int64)
+    dummy = np.empty((1, depth + 1), dtype=np.int32)
+    for i in prange(t):
+        counts[i + 1] = _children(P, prefixes[i], depth, dummy, False)
+    offs = np.cumsum(counts)
+    out = np.empty((offs[-1], depth + 1), dtype=np.int32)
+    for i in prange(t):
+        _children(P, prefixes[i], depth, out[offs[i]:offs[i + 1]], True)
+    return out
+
+
+@njit(cache=True, parallel=True)
+def _count_tasks(P, prefixes, cap):
+    """Matches below each prefix (each stops at ``cap``), tasks handed out dynamically."""
+    t, depth = prefixes.shape
+    k = P[0].size
+    counts = np.zeros(t, dtype=np.int64)
     dummy = np.empty((1, 1), dtype=np.int32)
-    for r in prange(n_roots):
+    for r in prange(t):
         state = np.full(1, _NOT_STARTED, dtype=np.int64)
         m = np.empty(k, dtype=np.int32)
+        m[:depth] = prefixes[r]
         lo = np.empty(k, dtype=np.int64)
         hi = np.empty(k, dtype=np.int64)
         cur = np.empty(k, dtype=np.int64)
         kind = np.empty(k, dtype=np.int8)
-        counts[r] = _search(order, cand_bits, cand_ptr, cand_flat, chk_ptr, chk_j, chk_out,
-                            chk_in, chk_peo, chk_pei, drv_ptr, drv_j, drv_dir, indptr, indices,
-                            emult, in_indptr, in_indices, eclass, eok, has_el, mono, directed,
-                            cand_ptr[0] + r, cand_ptr[0] + r + 1, state, m, lo, hi, cur, kind,
-                            dummy, np.iinfo(np.int64).max, False)
+        counts[r] = _search(P, depth, state, m, lo, hi, cur, kind, dummy, cap, False)
     return counts
 
 
-def _args(plan):
+def plan_arrays(plan):
+    """The plan, candidate-space and data-graph arrays as the tuple every kernel here unpacks."""
     G = plan.G
+    cs = build_space(plan)
+    flags = np.array([plan.has_elabels, plan.mono, G.directed], dtype=np.int8)
     return (plan.order, plan.cand_bits, plan.cand_ptr, plan.cand_flat, plan.chk_ptr, plan.chk_j,
             plan.chk_out, plan.chk_in, plan.chk_peo, plan.chk_pei, plan.drv_ptr, plan.drv_j,
-            plan.drv_dir, G.indptr, G.indices, G.mult, G.in_indptr, G.in_indices, plan.eclass,
-            plan.eok, plan.has_elabels, plan.mono, G.directed)
+            cs.cidx, cs.row_off, cs.ptr, cs.val, G.indptr, G.indices, G.mult, plan.eclass,
+            plan.eok, flags)
+
+
+def _exact_sum(counts):
+    # int64 per task cannot overflow in practice (one increment per match found); the total is
+    # summed in Python ints so it stays exact past 2**63
+    return sum(int(c) for c in counts.tolist())
 
 
 class CpuEngine:
@@ -188,25 +234,28 @@ class CpuEngine:
     def count(self, plan, limit=None):
         if plan.empty:
             return 0
-        args = _args(plan)
-        if limit is None:
-            with numba.parallel_chunksize(1):
-                counts = _count_roots(*args)
-            # summed as Python ints: exact at any size
-            return sum(int(c) for c in counts) if counts.size < 4096 else int(
-                counts.astype(object).sum())
-        total = 0
-        for rows in self._run(plan, args, limit, collect=False):
-            total += rows
-        return total
+        if limit is not None:
+            # first-k: one resumable search finds any k matches with no wasted work; a parallel
+            # split would explore up to (threads x k) before knowing it had enough
+            return sum(rows for rows in self._run(plan, limit, collect=False))
+        P = plan_arrays(plan)
+        target = _TASKS_PER_THREAD * numba.get_num_threads()
+        prefixes = np.zeros((1, 0), dtype=np.int32)
+        with numba.parallel_chunksize(1):
+            while prefixes.shape[1] < plan.k and 0 < prefixes.shape[0] < target:
+                prefixes = _expand(P, prefixes)
+            if prefixes.shape[1] == plan.k or prefixes.shape[0] == 0:
+                return prefixes.shape[0]
+            return _exact_sum(_count_tasks(P, prefixes, np.iinfo(np.int64).max))
 
     def iter_chunks(self, plan, chunk=4096, limit=None):
         if plan.empty:
             return
-        yield from self._run(plan, _args(plan), limit, collect=True, chunk=chunk)
+        yield from self._run(plan, limit, collect=True, chunk=chunk)
 
     @staticmethod
-    def _run(plan, args, limit, collect, chunk=4096):
+    def _run(plan, limit, collect, chunk=4096):
+        P = plan_arrays(plan)
         k = plan.k
         state = np.full(1, _NOT_STARTED, dtype=np.int64)
         m = np.empty(k, dtype=np.int32)
@@ -214,14 +263,12 @@ class CpuEngine:
         hi = np.empty(k, dtype=np.int64)
         cur = np.empty(k, dtype=np.int64)
         kind = np.empty(k, dtype=np.int8)
-        remaining = limit
         out = np.empty((chunk if collect else 1, k), dtype=np.int32)
-        r_lo, r_hi = int(plan.cand_ptr[0]), int(plan.cand_ptr[1])
+        remaining = limit
         while state[0] != _DONE and (remaining is None or remaining > 0):
-            cap = chunk if collect else (1 << 62)
-            if remaining is not None:
-                cap = min(cap, remaining)
-            got = _search(*args, r_lo, r_hi, state, m, lo, hi, cur, kind, out, cap, collect)
+            cap = (chunk if collect else 1 << 62) if remaining is None else min(
+                chunk if collect else remaining, remaining)
+            got = _search(P, 0, state, m, lo, hi, cur, kind, out, cap, collect)
             if remaining is not None:
                 remaining -= got
             if got:

@@ -12,6 +12,7 @@ Per depth ``d`` the plan lists
   induced/iso mode every ``j`` is listed, since an absent pattern edge forbids a data edge;
 * drivers ``drv_ptr[d]:drv_ptr[d+1]``: ``(j, dir)`` pairs whose adjacency list of ``m[j]``
   (``dir`` 0 = out-list, 1 = in-list) contains every candidate; the engine iterates the shortest.
+  ``drv_pe`` is the pattern edge behind each driver (its multiplicity and label).
   Depths with no driver iterate their candidate list ``cand_flat[cand_ptr[d]:cand_ptr[d+1]]``.
 """
 
@@ -49,6 +50,7 @@ class MatchPlan:
     drv_ptr: np.ndarray
     drv_j: np.ndarray
     drv_dir: np.ndarray
+    drv_pe: np.ndarray  # pattern out-CSR position of the driver's edge
     eclass: np.ndarray  # int32 per G out-CSR entry (zeros without edge labels)
     eok: np.ndarray  # uint8, pattern entries x edge classes (1x1 without edge labels)
     has_elabels: bool
@@ -129,7 +131,7 @@ def make_plan(G, H, mode, *, node_match=None, edge_match=None, node_label=None,
     pos[order] = np.arange(k)
 
     chk_ptr, chk_j, chk_out, chk_in, chk_peo, chk_pei = [0], [], [], [], [], []
-    drv_ptr, drv_j, drv_dir = [0], [], []
+    drv_ptr, drv_j, drv_dir, drv_pe = [0], [], [], []
     cand_ptr, cand_flat = [0], []
     for d in range(k):
         u = int(order[d])
@@ -148,9 +150,11 @@ def make_plan(G, H, mode, *, node_match=None, edge_match=None, node_label=None,
             if need_out:
                 drv_j.append(j)
                 drv_dir.append(0)
+                drv_pe.append(peo)
             if H.directed and need_in:
                 drv_j.append(j)
                 drv_dir.append(1)
+                drv_pe.append(pei)
         chk_ptr.append(len(chk_j))
         drv_ptr.append(len(drv_j))
         if drv_ptr[-1] == drv_ptr[-2]:
@@ -178,6 +182,7 @@ def make_plan(G, H, mode, *, node_match=None, edge_match=None, node_label=None,
         drv_ptr=i32(drv_ptr),
         drv_j=i32(drv_j),
         drv_dir=i32(drv_dir),
+        drv_pe=i32(drv_pe),
         eclass=eclass if has_el else np.zeros(G.indices.size, dtype=np.int32),
         eok=np.ascontiguousarray(eok, dtype=np.uint8) if has_el else np.ones((1, 1), np.uint8),
         has_elabels=has_el,
