@@ -26,6 +26,11 @@ __all__ = ["CpuEngine"]
 
 _NOT_STARTED = -2
 _DONE = -1
+# rows of the per-depth stack array
+_LO, _HI, _CUR, _KIND, _FS, _FLG = 0, 1, 2, 3, 4, 5
+_STACK_ROWS = 6
+# _FLG bits: a match was found below this node / the node has at least one child
+_FOUND, _HAS_CHILD = 1, 2
 _TASKS_PER_THREAD = 64
 
 
@@ -51,17 +56,15 @@ def _mult_ok(have, need, mono):
 
 
 @njit(cache=True)
-def _feasible(P, d, v, m):
-    """Can data node v host pattern node order[d] given the partial match m[:d]?"""
+def _consistent(P, d, v, m):
+    """Does v satisfy every constraint of pattern node order[d] except injectivity: its candidate
+    bit, and multiplicities (both ways), induced non-edges and edge labels towards m[:d]?"""
     (order, cand_bits, _cp, _cf, chk_ptr, chk_j, chk_out, chk_in, chk_peo, chk_pei, _dp, _dj,
-     _ci, _ro, _sp, _sv, indptr, indices, emult, eclass, eok, flags) = P
+     _ci, _ro, _sp, _sv, indptr, indices, emult, eclass, eok, flags, _a) = P
     has_el, mono, directed = flags[0] != 0, flags[1] != 0, flags[2] != 0
     u = order[d]
     if (cand_bits[u, v >> 3] >> (v & 7)) & 1 == 0:
         return False
-    for j in range(d):
-        if m[j] == v:
-            return False
     for c in range(chk_ptr[d], chk_ptr[d + 1]):
         x = m[chk_j[c]]
         e = _find(indptr, indices, x, v)
@@ -81,27 +84,39 @@ def _feasible(P, d, v, m):
 
 
 @njit(cache=True, inline="always")
-def _setup(P, d, m, lo, hi, kind):
+def _conflict(m, d, v):
+    """The depth already holding v, or -1."""
+    for j in range(d):
+        if m[j] == v:
+            return j
+    return -1
+
+
+@njit(cache=True, inline="always")
+def _setup(P, d, m, stk):
     """Point depth d's local candidates at the shortest candidate-space list of its drivers, or
     at its whole candidate list when it has no backward neighbour."""
     (order, _cb, cand_ptr, _cf, _c0, _c1, _c2, _c3, _c4, _c5, drv_ptr, drv_j, cidx, row_off,
-     sptr, _sv, _i0, _i1, _e, _ec, _eo, _f) = P
+     sptr, _sv, _i0, _i1, _e, _ec, _eo, _f, _a) = P
+    stk[_FS, d] = 0
+    stk[_FLG, d] = 0
     t0 = drv_ptr[d]
     t1 = drv_ptr[d + 1]
     if t0 == t1:
-        kind[d] = 0
-        lo[d] = cand_ptr[d]
-        hi[d] = cand_ptr[d + 1]
-        return
-    kind[d] = 1
-    for t in range(t0, t1):
-        j = drv_j[t]
-        r = row_off[t] + cidx[order[j], m[j]]
-        a = sptr[r]
-        b = sptr[r + 1]
-        if t == t0 or b - a < hi[d] - lo[d]:
-            lo[d] = a
-            hi[d] = b
+        stk[_KIND, d] = 0
+        stk[_LO, d] = cand_ptr[d]
+        stk[_HI, d] = cand_ptr[d + 1]
+    else:
+        stk[_KIND, d] = 1
+        for t in range(t0, t1):
+            j = drv_j[t]
+            r = row_off[t] + cidx[order[j], m[j]]
+            a = sptr[r]
+            b = sptr[r + 1]
+            if t == t0 or b - a < stk[_HI, d] - stk[_LO, d]:
+                stk[_LO, d] = a
+                stk[_HI, d] = b
+    stk[_CUR, d] = stk[_LO, d]
 
 
 @njit(cache=True, inline="always")
@@ -110,32 +125,59 @@ def _value(P, kd, i):
 
 
 @njit(cache=True)
-def _search(P, start, state, m, lo, hi, cur, kind, out, cap, collect):
-    """Resumable DFS below the fixed prefix ``m[:start]``.
+def _search(P, start, state, m, stk, out, cap, collect):
+    """Resumable DFS below the fixed prefix ``m[:start]``, with DP-iso failing-set pruning.
 
     Returns the number of rows written to ``out`` (collect) or of matches counted, stopping once
-    it reaches ``cap``; ``state[0]`` keeps the depth to resume at, or _DONE.
+    it reaches ``cap``; ``state[0]`` keeps the depth to resume at, or _DONE. ``stk`` holds per
+    depth the local-candidate range and cursor and the failing-set bookkeeping.
+
+    Failing sets (Han et al., DP-iso, SIGMOD 2019, section 5): the failing set F of a search node
+    is a set of pattern nodes (bits by depth) such that no extension of any partial match agreeing
+    with it on F succeeds. A conflict child (v already used at depth j) has F = anc(d) | anc(j),
+    a node with no candidates F = anc(d), an inner node the union of its children's; a child
+    whose F misses depth d proves every sibling fails too, so they are skipped.
     """
     k = P[0].size
+    anc = P[22]
+    prune = P[21][3] != 0
     d = state[0]
     if d == _DONE:
         return 0
     if d == _NOT_STARTED:
         d = start
-        _setup(P, d, m, lo, hi, kind)
-        cur[d] = lo[d]
+        _setup(P, d, m, stk)
     found = 0
-    while d >= start:
-        if cur[d] >= hi[d]:
+    while True:
+        if stk[_CUR, d] >= stk[_HI, d]:
+            flg = stk[_FLG, d]
+            fs = stk[_FS, d] if flg & _HAS_CHILD else anc[d]
             d -= 1
+            if d < start:
+                break
+            if flg & _FOUND:
+                stk[_FLG, d] |= _FOUND | _HAS_CHILD
+            elif prune and (fs >> d) & 1 == 0 and stk[_FLG, d] & _FOUND == 0:
+                stk[_FS, d] = fs
+                stk[_FLG, d] = _HAS_CHILD
+                stk[_CUR, d] = stk[_HI, d]
+            else:
+                stk[_FS, d] |= fs
+                stk[_FLG, d] |= _HAS_CHILD
             continue
-        i = cur[d]
-        cur[d] = i + 1
-        v = _value(P, kind[d], i)
-        if not _feasible(P, d, v, m):
+        i = stk[_CUR, d]
+        stk[_CUR, d] = i + 1
+        v = _value(P, stk[_KIND, d], i)
+        if not _consistent(P, d, v, m):
+            continue
+        j = _conflict(m, d, v)
+        if j >= 0:
+            stk[_FS, d] |= anc[d] | anc[j]
+            stk[_FLG, d] |= _HAS_CHILD
             continue
         m[d] = v
         if d == k - 1:
+            stk[_FLG, d] |= _FOUND | _HAS_CHILD
             if collect:
                 for t in range(k):
                     out[found, t] = m[t]
@@ -145,8 +187,7 @@ def _search(P, start, state, m, lo, hi, cur, kind, out, cap, collect):
                 return found
             continue
         d += 1
-        _setup(P, d, m, lo, hi, kind)
-        cur[d] = lo[d]
+        _setup(P, d, m, stk)
     state[0] = _DONE
     return found
 
@@ -156,15 +197,13 @@ def _children(P, prefix, depth, out, write):
     """Count (and with ``write`` store into ``out``) the feasible extensions of one prefix."""
     k = P[0].size
     m = np.empty(k, dtype=np.int32)
-    lo = np.empty(k, dtype=np.int64)
-    hi = np.empty(k, dtype=np.int64)
-    kind = np.empty(k, dtype=np.int8)
+    stk = np.empty((_STACK_ROWS, k), dtype=np.int64)
     m[:depth] = prefix
-    _setup(P, depth, m, lo, hi, kind)
+    _setup(P, depth, m, stk)
     n = 0
-    for i in range(lo[depth], hi[depth]):
-        v = _value(P, kind[depth], i)
-        if _feasible(P, depth, v, m):
+    for i in range(stk[_LO, depth], stk[_HI, depth]):
+        v = _value(P, stk[_KIND, depth], i)
+        if _consistent(P, depth, v, m) and _conflict(m, depth, v) < 0:
             if write:
                 out[n, :depth] = prefix
                 out[n, depth] = v
@@ -198,11 +237,8 @@ def _count_tasks(P, prefixes, cap):
         state = np.full(1, _NOT_STARTED, dtype=np.int64)
         m = np.empty(k, dtype=np.int32)
         m[:depth] = prefixes[r]
-        lo = np.empty(k, dtype=np.int64)
-        hi = np.empty(k, dtype=np.int64)
-        cur = np.empty(k, dtype=np.int64)
-        kind = np.empty(k, dtype=np.int8)
-        counts[r] = _search(P, depth, state, m, lo, hi, cur, kind, dummy, cap, False)
+        stk = np.empty((_STACK_ROWS, k), dtype=np.int64)
+        counts[r] = _search(P, depth, state, m, stk, dummy, cap, False)
     return counts
 
 
@@ -210,11 +246,19 @@ def plan_arrays(plan):
     """The plan, candidate-space and data-graph arrays as the tuple every kernel here unpacks."""
     G = plan.G
     cs = build_space(plan)
-    flags = np.array([plan.has_elabels, plan.mono, G.directed], dtype=np.int8)
+    k = plan.k
+    # anc[d]: depth d and, transitively, every earlier depth it is checked against
+    anc = np.zeros(max(k, 1), dtype=np.int64)
+    for d in range(min(k, 63)):
+        a = 1 << d
+        for c in range(plan.chk_ptr[d], plan.chk_ptr[d + 1]):
+            a |= int(anc[plan.chk_j[c]])
+        anc[d] = a
+    flags = np.array([plan.has_elabels, plan.mono, G.directed, k <= 63], dtype=np.int8)
     return (plan.order, plan.cand_bits, plan.cand_ptr, plan.cand_flat, plan.chk_ptr, plan.chk_j,
             plan.chk_out, plan.chk_in, plan.chk_peo, plan.chk_pei, plan.drv_ptr, plan.drv_j,
             cs.cidx, cs.row_off, cs.ptr, cs.val, G.indptr, G.indices, G.mult, plan.eclass,
-            plan.eok, flags)
+            plan.eok, flags, anc)
 
 
 def _exact_sum(counts):
@@ -259,16 +303,13 @@ class CpuEngine:
         k = plan.k
         state = np.full(1, _NOT_STARTED, dtype=np.int64)
         m = np.empty(k, dtype=np.int32)
-        lo = np.empty(k, dtype=np.int64)
-        hi = np.empty(k, dtype=np.int64)
-        cur = np.empty(k, dtype=np.int64)
-        kind = np.empty(k, dtype=np.int8)
+        stk = np.empty((_STACK_ROWS, k), dtype=np.int64)
         out = np.empty((chunk if collect else 1, k), dtype=np.int32)
         remaining = limit
         while state[0] != _DONE and (remaining is None or remaining > 0):
             cap = (chunk if collect else 1 << 62) if remaining is None else min(
                 chunk if collect else remaining, remaining)
-            got = _search(P, 0, state, m, lo, hi, cur, kind, out, cap, collect)
+            got = _search(P, 0, state, m, stk, out, cap, collect)
             if remaining is not None:
                 remaining -= got
             if got:
