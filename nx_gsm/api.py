@@ -22,6 +22,7 @@ import networkx as nx
 import numpy as np
 
 from .engines import get_engine
+from .engines.base import UNLIMITED, Budget, PartialCount
 from .graph import GsmGraph
 from .interop.networkx import as_gsm
 from .plan.planner import make_plan
@@ -127,7 +128,44 @@ def _configured_engine():
         return "auto"
 
 
-def iter_mappings(plan, engine, limit=None):
+class MatchIterator:
+    """The iterator the matching functions return: yields ``{G_node: H_node}`` dicts.
+
+    After it stops, ``partial`` tells whether it stopped early (``timeout`` passed or Ctrl-C;
+    ``reason`` says which) and ``count`` how many mappings it produced.
+    """
+
+    def __init__(self, gen, budget):
+        self._gen = gen
+        self._budget = budget
+        self.count = 0
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        try:
+            m = next(self._gen)
+        except StopIteration:
+            self._budget.close()
+            raise
+        except KeyboardInterrupt:
+            self._budget.stop("interrupted")
+            self._budget.close()
+            raise StopIteration from None
+        self.count += 1
+        return m
+
+    @property
+    def partial(self):
+        return self._budget.partial
+
+    @property
+    def reason(self):
+        return self._budget.reason
+
+
+def iter_mappings(plan, engine, limit=None, budget=UNLIMITED):
     """Yield ``{G_key: H_key}`` dicts (fresh, original node keys) for a plan."""
     if plan.k == 0:
         # GraphMatcher semantics: the empty pattern has one (empty) mapping, except that an
@@ -137,21 +175,25 @@ def iter_mappings(plan, engine, limit=None):
         return
     gk = plan.G.node_keys
     hk = [plan.H.node_keys[int(u)] for u in plan.order]
-    for chunk in engine.iter_chunks(plan, limit=limit):
+    for chunk in engine.iter_chunks(plan, limit=limit, budget=budget):
         for row in chunk.tolist():
             yield dict(zip([gk[v] for v in row], hk))
 
 
-def _mappings(G, H, mode, node_match, edge_match, node_label, edge_label, limit, engine, fn):
+def _mappings(G, H, mode, node_match, edge_match, node_label, edge_label, limit, engine, fn,
+              timeout, progress):
     limit = _check_limit(limit)
+    budget = Budget(timeout, progress)
     eng = _engine(engine)
     plan, _, _ = prepare(G, H, mode, node_match=node_match, edge_match=edge_match,
                          node_label=node_label, edge_label=edge_label, fn_name=fn)
-    return iter_mappings(plan, eng, limit)
+    return MatchIterator(iter_mappings(plan, eng, limit, budget), budget)
 
 
-def _count(G, H, mode, node_match, edge_match, node_label, edge_label, limit, engine, fn):
+def _count(G, H, mode, node_match, edge_match, node_label, edge_label, limit, engine, fn,
+           timeout, progress):
     limit = _check_limit(limit)
+    budget = Budget(timeout, progress)
     eng = _engine(engine)
     plan, _, _ = prepare(G, H, mode, node_match=node_match, edge_match=edge_match,
                          node_label=node_label, edge_label=edge_label, fn_name=fn)
@@ -159,11 +201,16 @@ def _count(G, H, mode, node_match, edge_match, node_label, edge_label, limit, en
         return 0 if limit == 0 or plan.empty else 1
     if limit == 0:
         return 0
-    return eng.count(plan, limit)
+    try:
+        c = eng.count(plan, limit, budget=budget)
+    finally:
+        budget.close()
+    return PartialCount(c) if budget.partial else int(c)
 
 
 def subgraph_monomorphisms(G, H, *, node_match=None, edge_match=None, node_label=None,
-                           edge_label=None, limit=None, engine="auto"):
+                           edge_label=None, limit=None, engine="auto", timeout=None,
+                           progress=False):
     """Iterate over the monomorphisms (non-induced embeddings) of pattern ``H`` into ``G``.
 
     Parameters
@@ -177,12 +224,17 @@ def subgraph_monomorphisms(G, H, *, node_match=None, edge_match=None, node_label
         Stop after this many mappings.
     engine : str
         ``"auto"`` (default), ``"cpu"``, or a GPU engine name.
+    timeout : float, optional
+        Seconds; the search stops within a fraction of a second after it (Ctrl-C likewise), and
+        the iterator's ``partial`` attribute becomes True.
+    progress : bool or callable
+        True shows a tqdm progress bar; a callable receives ``(found, tasks_done, tasks_total)``.
 
-    Yields
-    ------
-    dict
-        ``{G_node: H_node}`` for each monomorphism, each exactly once. An empty pattern yields one
-        empty mapping, as GraphMatcher does.
+    Returns
+    -------
+    MatchIterator
+        Yields ``{G_node: H_node}`` for each monomorphism, each exactly once. An empty pattern
+        yields one empty mapping, as GraphMatcher does.
 
     Examples
     --------
@@ -192,11 +244,12 @@ def subgraph_monomorphisms(G, H, *, node_match=None, edge_match=None, node_label
     24
     """
     return _mappings(G, H, "mono", node_match, edge_match, node_label, edge_label, limit,
-                     engine, "subgraph_monomorphisms")
+                     engine, "subgraph_monomorphisms", timeout, progress)
 
 
 def subgraph_isomorphisms(G, H, *, node_match=None, edge_match=None, node_label=None,
-                          edge_label=None, limit=None, engine="auto"):
+                          edge_label=None, limit=None, engine="auto", timeout=None,
+                           progress=False):
     """Iterate over node-induced subgraph isomorphisms of ``H`` into ``G``.
 
     Same parameters as :func:`subgraph_monomorphisms`; a mapping is kept only when every G edge
@@ -211,11 +264,11 @@ def subgraph_isomorphisms(G, H, *, node_match=None, edge_match=None, node_label=
     8
     """
     return _mappings(G, H, "induced", node_match, edge_match, node_label, edge_label, limit,
-                     engine, "subgraph_isomorphisms")
+                     engine, "subgraph_isomorphisms", timeout, progress)
 
 
 def isomorphisms(G, H, *, node_match=None, edge_match=None, node_label=None, edge_label=None,
-                 limit=None, engine="auto"):
+                 limit=None, engine="auto", timeout=None, progress=False):
     """Iterate over the isomorphisms between ``G`` and ``H`` (``{G_node: H_node}``).
 
     Examples
@@ -225,14 +278,17 @@ def isomorphisms(G, H, *, node_match=None, edge_match=None, node_label=None, edg
     10
     """
     return _mappings(G, H, "iso", node_match, edge_match, node_label, edge_label, limit,
-                     engine, "isomorphisms")
+                     engine, "isomorphisms", timeout, progress)
 
 
 def count_subgraph_monomorphisms(G, H, *, node_match=None, edge_match=None, node_label=None,
-                                 edge_label=None, limit=None, engine="auto"):
+                                 edge_label=None, limit=None, engine="auto", timeout=None,
+                           progress=False):
     """Number of monomorphisms of ``H`` into ``G`` (exact Python int, no dicts built).
 
-    With ``limit``, counting stops there (the result is ``min(count, limit)``).
+    With ``limit``, counting stops there (the result is ``min(count, limit)``). When ``timeout``
+    passes (or on Ctrl-C) the count found so far is returned as a :class:`PartialCount`, an int
+    whose ``partial`` attribute is True.
 
     Examples
     --------
@@ -241,11 +297,12 @@ def count_subgraph_monomorphisms(G, H, *, node_match=None, edge_match=None, node
     60
     """
     return _count(G, H, "mono", node_match, edge_match, node_label, edge_label, limit, engine,
-                  "count_subgraph_monomorphisms")
+                  "count_subgraph_monomorphisms", timeout, progress)
 
 
 def count_subgraph_isomorphisms(G, H, *, node_match=None, edge_match=None, node_label=None,
-                                edge_label=None, limit=None, engine="auto"):
+                                edge_label=None, limit=None, engine="auto", timeout=None,
+                           progress=False):
     """Number of node-induced subgraph isomorphisms of ``H`` into ``G`` (exact Python int).
 
     Examples
@@ -255,7 +312,7 @@ def count_subgraph_isomorphisms(G, H, *, node_match=None, edge_match=None, node_
     8
     """
     return _count(G, H, "induced", node_match, edge_match, node_label, edge_label, limit, engine,
-                  "count_subgraph_isomorphisms")
+                  "count_subgraph_isomorphisms", timeout, progress)
 
 
 def is_subgraph_monomorphic(G, H, **kwargs):
@@ -273,17 +330,19 @@ def _find(G, H, mode, kwargs, fn):
 
     limit = _check_limit(kwargs.pop("limit", None))
     eng = _engine(kwargs.pop("engine", "auto"))
+    budget = Budget(kwargs.pop("timeout", None), kwargs.pop("progress", False))
     plan, g, h = prepare(G, H, mode, fn_name=fn, **kwargs)
     if plan.k == 0:
         rows = np.zeros((0 if limit == 0 or plan.empty else 1, 0), dtype=np.int32)
     else:
-        chunks = list(eng.iter_chunks(plan, limit=limit))
+        chunks = list(eng.iter_chunks(plan, limit=limit, budget=budget))
+        budget.close()
         rows = np.concatenate(chunks) if chunks else np.zeros((0, plan.k), dtype=np.int32)
         # columns in pattern-node order (H's node order), not matching order
         inv = np.empty(plan.k, dtype=np.int64)
         inv[plan.order] = np.arange(plan.k)
         rows = rows[:, inv]
-    return MatchSet(rows, g.node_keys, h.node_keys)
+    return MatchSet(rows, g.node_keys, h.node_keys, partial=budget.partial)
 
 
 def find_subgraph_monomorphisms(G, H, **kwargs):

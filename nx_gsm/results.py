@@ -10,7 +10,8 @@ __all__ = ["MatchSet"]
 class MatchSet:
     """Mappings stored as an ``n x |H|`` int32 array of G node ids, columns in H's node order.
 
-    Iterating yields ``{G_node: H_node}`` dicts lazily, like the iterator API.
+    Iterating yields ``{G_node: H_node}`` dicts lazily, like the iterator API. ``partial`` is True
+    when the search stopped early (timeout or Ctrl-C).
 
     Examples
     --------
@@ -20,7 +21,8 @@ class MatchSet:
     (4, [(0, 0), (1, 1)])
     """
 
-    def __init__(self, rows, g_keys, h_keys):
+    def __init__(self, rows, g_keys, h_keys, partial=False):
+        self.partial = bool(partial)
         self._rows = rows
         self._g_keys = g_keys
         self._h_keys = list(h_keys)

@@ -24,9 +24,10 @@ def available_engines():
     if reason is None:
         from . import gpu
 
+        errors = gpu.load_engines()
         for name in ("gmatch", "gsi", "geneva"):
             if name not in gpu.ENGINES:
-                out[name] = f"engine {name!r} is not implemented yet"
+                out[name] = errors.get(name, f"engine {name!r} is not implemented yet")
     return out
 
 

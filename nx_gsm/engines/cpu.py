@@ -21,6 +21,7 @@ import numpy as np
 from numba import njit, prange
 
 from ..plan.space import build_space
+from .base import UNLIMITED, PartialCount
 
 __all__ = ["CpuEngine"]
 
@@ -32,6 +33,10 @@ _STACK_ROWS = 6
 # _FLG bits: a match was found below this node / the node has at least one child
 _FOUND, _HAS_CHILD = 1, 2
 _TASKS_PER_THREAD = 64
+# resumable slots per thread in the counting window, and candidates examined per slice (about
+# 10-50 ms of work: the granularity of deadlines, Ctrl-C and progress updates)
+_SLOTS_PER_THREAD = 8
+_SLICE_STEPS = 1 << 20
 
 
 @njit(cache=True, inline="always")
@@ -125,11 +130,12 @@ def _value(P, kd, i):
 
 
 @njit(cache=True)
-def _search(P, start, state, m, stk, out, cap, collect):
+def _search(P, start, state, m, stk, out, cap, collect, max_steps):
     """Resumable DFS below the fixed prefix ``m[:start]``, with DP-iso failing-set pruning.
 
     Returns the number of rows written to ``out`` (collect) or of matches counted, stopping once
-    it reaches ``cap``; ``state[0]`` keeps the depth to resume at, or _DONE. ``stk`` holds per
+    it reaches ``cap`` or has examined ``max_steps`` candidates; ``state[0]`` keeps the depth to
+    resume at, or _DONE. ``stk`` holds per
     depth the local-candidate range and cursor and the failing-set bookkeeping.
 
     Failing sets (Han et al., DP-iso, SIGMOD 2019, section 5): the failing set F of a search node
@@ -148,7 +154,12 @@ def _search(P, start, state, m, stk, out, cap, collect):
         d = start
         _setup(P, d, m, stk)
     found = 0
+    steps = 0
     while True:
+        if steps >= max_steps:
+            state[0] = d
+            return found
+        steps += 1
         if stk[_CUR, d] >= stk[_HI, d]:
             flg = stk[_FLG, d]
             fs = stk[_FS, d] if flg & _HAS_CHILD else anc[d]
@@ -227,19 +238,18 @@ def _expand(P, prefixes):
 
 
 @njit(cache=True, parallel=True)
-def _count_tasks(P, prefixes, cap):
-    """Matches below each prefix (each stops at ``cap``), tasks handed out dynamically."""
-    t, depth = prefixes.shape
-    k = P[0].size
-    counts = np.zeros(t, dtype=np.int64)
+def _run_slots(P, prefixes, slot_task, states, ms, stks, counts, max_steps):
+    """One slice of every occupied slot: resume its task for up to ``max_steps`` steps."""
+    depth = prefixes.shape[1]
     dummy = np.empty((1, 1), dtype=np.int32)
-    for r in prange(t):
-        state = np.full(1, _NOT_STARTED, dtype=np.int64)
-        m = np.empty(k, dtype=np.int32)
-        m[:depth] = prefixes[r]
-        stk = np.empty((_STACK_ROWS, k), dtype=np.int64)
-        counts[r] = _search(P, depth, state, m, stk, dummy, cap, False)
-    return counts
+    big = np.iinfo(np.int64).max
+    for s in prange(slot_task.size):
+        t = slot_task[s]
+        if t < 0:
+            continue
+        if states[s, 0] == _NOT_STARTED:
+            ms[s, :depth] = prefixes[t]
+        counts[s] += _search(P, depth, states[s], ms[s], stks[s], dummy, big, False, max_steps)
 
 
 def plan_arrays(plan):
@@ -275,30 +285,65 @@ class CpuEngine:
 
     name = "cpu"
 
-    def count(self, plan, limit=None):
+    def count(self, plan, limit=None, budget=UNLIMITED):
         if plan.empty:
             return 0
         if limit is not None:
             # first-k: one resumable search finds any k matches with no wasted work; a parallel
             # split would explore up to (threads x k) before knowing it had enough
-            return sum(rows for rows in self._run(plan, limit, collect=False))
+            return sum(self._run(plan, limit, False, budget))
         P = plan_arrays(plan)
-        target = _TASKS_PER_THREAD * numba.get_num_threads()
+        threads = numba.get_num_threads()
         prefixes = np.zeros((1, 0), dtype=np.int32)
         with numba.parallel_chunksize(1):
-            while prefixes.shape[1] < plan.k and 0 < prefixes.shape[0] < target:
+            while prefixes.shape[1] < plan.k and 0 < prefixes.shape[0] < _TASKS_PER_THREAD * threads:
                 prefixes = _expand(P, prefixes)
             if prefixes.shape[1] == plan.k or prefixes.shape[0] == 0:
                 return prefixes.shape[0]
-            return _exact_sum(_count_tasks(P, prefixes, np.iinfo(np.int64).max))
-
-    def iter_chunks(self, plan, chunk=4096, limit=None):
-        if plan.empty:
-            return
-        yield from self._run(plan, limit, collect=True, chunk=chunk)
+            return self._count_tasks(P, plan.k, prefixes, budget, threads)
 
     @staticmethod
-    def _run(plan, limit, collect, chunk=4096):
+    def _count_tasks(P, k, prefixes, budget, threads):
+        """Run the prefix tasks through a window of resumable slots, a slice at a time, refilling
+        finished slots between slices (so load balances at slice granularity)."""
+        n_tasks = prefixes.shape[0]
+        n_slots = min(n_tasks, _SLOTS_PER_THREAD * threads)
+        slot_task = np.arange(n_slots, dtype=np.int64)
+        states = np.full((n_slots, 1), _NOT_STARTED, dtype=np.int64)
+        ms = np.empty((n_slots, k), dtype=np.int32)
+        stks = np.empty((n_slots, _STACK_ROWS, k), dtype=np.int64)
+        counts = np.zeros(n_slots, dtype=np.int64)
+        next_task, done, total = n_slots, 0, 0
+        while True:
+            try:
+                _run_slots(P, prefixes, slot_task, states, ms, stks, counts, _SLICE_STEPS)
+            except KeyboardInterrupt:
+                # Ctrl-C lands between slices; the slice's counts are still consistent
+                budget.stop("interrupted")
+            for s in np.flatnonzero((states[:, 0] == _DONE) & (slot_task >= 0)):
+                total += int(counts[s])  # exact: Python ints across tasks
+                counts[s] = 0
+                done += 1
+                if next_task < n_tasks:
+                    slot_task[s] = next_task
+                    states[s, 0] = _NOT_STARTED
+                    next_task += 1
+                else:
+                    slot_task[s] = -1
+            if done == n_tasks:
+                return total
+            found = total + int(counts.sum())
+            if budget.partial or not budget.keep_going(found, done, n_tasks):
+                return PartialCount(found)
+
+    def iter_chunks(self, plan, chunk=4096, limit=None, budget=UNLIMITED):
+        if plan.empty:
+            return
+        yield from self._run(plan, limit, True, budget, chunk)
+
+    @staticmethod
+    def _run(plan, limit, collect, budget, chunk=4096):
+        """The resumable sequential search, in slices; yields arrays (collect) or counts."""
         P = plan_arrays(plan)
         k = plan.k
         state = np.full(1, _NOT_STARTED, dtype=np.int64)
@@ -306,11 +351,20 @@ class CpuEngine:
         stk = np.empty((_STACK_ROWS, k), dtype=np.int64)
         out = np.empty((chunk if collect else 1, k), dtype=np.int32)
         remaining = limit
+        found = 0
         while state[0] != _DONE and (remaining is None or remaining > 0):
-            cap = (chunk if collect else 1 << 62) if remaining is None else min(
-                chunk if collect else remaining, remaining)
-            got = _search(P, 0, state, m, stk, out, cap, collect)
+            cap = chunk if collect else np.iinfo(np.int64).max
+            if remaining is not None:
+                cap = min(cap, remaining)
+            try:
+                got = _search(P, 0, state, m, stk, out, cap, collect, _SLICE_STEPS)
+            except KeyboardInterrupt:
+                budget.stop("interrupted")
+                return
+            found += got
             if remaining is not None:
                 remaining -= got
             if got:
                 yield out[:got].copy() if collect else got
+            if state[0] != _DONE and not budget.keep_going(found):
+                return

@@ -2,24 +2,25 @@
 
 from __future__ import annotations
 
-import functools
+from .device import device_reason
 
-__all__ = ["device_reason", "ENGINES"]
+__all__ = ["device_reason", "ENGINES", "load_engines"]
 
 # name -> engine class, filled by the GPU engine modules when they import successfully
 ENGINES = {}
 
+_LOAD_ERRORS = {}
 
-@functools.lru_cache(maxsize=1)
-def device_reason():
-    """None when a CUDA device is usable from Numba, else a one-line reason why not."""
-    try:
-        from numba import cuda
-    except Exception as exc:  # numba-cuda missing or broken
-        return f"numba.cuda cannot be imported ({exc.__class__.__name__}: {exc})"
-    try:
-        if not cuda.is_available():
-            return "no CUDA device or driver found (numba.cuda.is_available() is False)"
-    except Exception as exc:
-        return f"CUDA driver error: {exc}"
-    return None
+
+def load_engines():
+    """Import the GPU engine modules (lazily, only where CUDA is usable); return load errors."""
+    if device_reason() is not None:
+        return dict(_LOAD_ERRORS)
+    if "gmatch" not in ENGINES and "gmatch" not in _LOAD_ERRORS:
+        try:
+            from .gmatch import GMatchEngine
+
+            ENGINES["gmatch"] = GMatchEngine
+        except Exception as exc:  # a broken install must not break the CPU path
+            _LOAD_ERRORS["gmatch"] = f"gmatch failed to load ({exc.__class__.__name__}: {exc})"
+    return dict(_LOAD_ERRORS)

@@ -1,0 +1,998 @@
+"""The gMatch engine: fine-grained, warp-batched DFS on the GPU (Numba CUDA, CuPy arrays).
+
+Implements gMatch (PVLDB 19(8), 2026; ``shared/papers/gmatch-fine-grained-gpu.txt``) over a
+:class:`~nx_gsm.plan.planner.MatchPlan`:
+
+* **Initialisation phase (Sec. 4.3).** A BFS over the first levels of the search tree fills a task
+  pool of partial matches (thread-per-candidate kernels + CuPy compaction) until it holds about
+  ``pool_target`` rows; if the BFS reaches the last depth the matches are already complete.
+* **Fine-grained execution (Sec. 4.1) + warp-level batch exploration (Sec. 4.2, Alg. 2).** Each warp
+  runs a DFS over its pool rows with a stack in shared memory of ``KMAX x 32`` entries (vertex,
+  parent slot, local-candidate-set start/kind, running prefix of LC sizes): ``KMAX`` levels, never
+  a function of the maximum degree. At level ``l`` the up-to-32 valid partial matches form one
+  virtual task pool (the concatenation of their local candidate sets, each drawn from the
+  plan's smallest backward-neighbour list); lane ``j`` takes task ``base + j``, rebuilds its
+  partial match by following parent links, checks one candidate, and a ballot compacts the valid
+  ones into the next level.
+* **Load balancing (Sec. 4.3, dynamic phase).** Warps take pool rows through an atomic counter;
+  once the pool is empty, idle warps announce themselves and busy warps donate half of their
+  untouched entries at their shallowest level to a global queue (atomics + fences; termination by
+  a busy counter), a simplified STMatch-style split as the paper describes.
+
+Semantics are exactly the CPU engine's (``nx_gsm.engines.cpu._feasible``): candidate bits, an
+injectivity scan, and per earlier depth the multiplicity tests of ``chk_out``/``chk_in``
+(``>=`` in mono mode, ``==`` in induced/iso mode) with edge-label classes through ``eok``.
+
+Output: counts are kept per pool row (int64, summed exactly on the host as Python ints); the
+collect path writes rows into a device buffer (atomic reservation); when the output may exceed
+the buffer the pool is counted first, split into batches that fit (heavy rows re-expanded one
+BFS level), and each batch is collected and streamed to the host.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import threading
+
+import numpy as np
+from numba import cuda, int8, int32, int64
+
+from .device import array_module, device_info, is_simulator, memory_budget
+
+__all__ = ["GMatchEngine", "KMAX_LIMIT", "kernel_resources"]
+
+log = logging.getLogger("nx_gsm.gpu")
+
+_SIM = is_simulator()
+
+# control block slots (int64)
+C_POOL, C_QHEAD, C_QTAIL, C_BUSY, C_IDLE, C_STOP, C_OUT, C_FOUND, C_DONATED, C_STOLEN = range(10)
+N_CTL = 16
+
+KMAX_LIMIT = 32  # deepest stack the shared-memory layout supports (larger patterns use the CPU)
+_BUCKETS = ((8, 8), (16, 4), (32, 2))  # (KMAX, warps per block): ~45 KB static shared per block
+_INF = np.iinfo(np.int64).max
+
+# ---------------------------------------------------------------------------------------------
+# warp primitives (real device) and their simulator stand-ins (the simulator has no warp
+# intrinsics; there a per-warp threading.Barrier gives the same semantics for converged warps)
+# ---------------------------------------------------------------------------------------------
+if not _SIM:
+
+    @cuda.jit(device=True)
+    def _wsync():
+        cuda.syncwarp()
+
+    @cuda.jit(device=True)
+    def _ballot(p):
+        # ballot_sync returns int32: widen so lane 31's bit is not a sign bit
+        return cuda.ballot_sync(0xFFFFFFFF, p) & 0xFFFFFFFF
+
+    _NS = np.uint32(200)
+
+    @cuda.jit(device=True)
+    def _pause():
+        cuda.nanosleep(_NS)
+
+else:  # pragma: no cover - exercised only with NUMBA_ENABLE_CUDASIM=1
+    _sim_lock = threading.Lock()
+    _sim_state = {}
+    _SIM_TIMEOUT = float(__import__("os").environ.get("NX_GSM_SIM_TIMEOUT", "600"))
+
+    def _sim_warp():
+        t = threading.current_thread()
+        key = (t.blockIdx.x, t.blockIdx.y, t.blockIdx.z, t.threadIdx.x // 32)
+        with _sim_lock:
+            st = _sim_state.get(key)
+            if st is None:
+                st = _sim_state[key] = (threading.Barrier(32, timeout=_SIM_TIMEOUT), [0] * 32)
+        return st, t.threadIdx.x % 32
+
+    def _wsync():
+        _sim_warp()[0][0].wait()
+
+    def _pause():
+        __import__("time").sleep(0.0005)
+
+    def _ballot(p):
+        (bar, buf), lane = _sim_warp()
+        bar.wait()
+        buf[lane] = 1 if p else 0
+        bar.wait()
+        m = 0
+        for i in range(32):
+            if buf[i]:
+                m |= 1 << i
+        bar.wait()
+        return m
+
+
+def _sim_reset():
+    if _SIM:
+        _sim_state.clear()
+
+
+# ---------------------------------------------------------------------------------------------
+# device functions shared by the BFS and DFS kernels
+# ---------------------------------------------------------------------------------------------
+@cuda.jit(device=True)
+def _find(indptr, indices, x, y):
+    """Binary search for ``y`` in the sorted row ``x`` (gMatch Sec. 5.2: log(d_max) per check)."""
+    lo = indptr[x]
+    hi = indptr[x + 1]
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        t = indices[mid]
+        if t < y:
+            lo = mid + 1
+        elif t > y:
+            hi = mid
+        else:
+            return mid
+    return -1
+
+
+@cuda.jit(device=True)
+def _feasible(d, v, m, order, cand_bits, chk_ptr, chk_j, chk_out, chk_in, chk_peo, chk_pei,
+              indptr, indices, emult, eclass, eok, has_el, mono, directed):
+    """Validity of task (M, u, v) (gMatch Sec. 4.1/5.2, Alg. 2 l.33-41), with NetworkX semantics.
+
+    Label/candidate bit, injectivity scan, then per listed earlier depth the out- (and in-)
+    multiplicities: at least the pattern's in mono mode, equal in induced mode; edge classes too.
+    """
+    u = order[d]
+    if (cand_bits[u, v >> 3] >> (v & 7)) & 1 == 0:
+        return False
+    for j in range(d):
+        if m[j] == v:
+            return False
+    for c in range(chk_ptr[d], chk_ptr[d + 1]):
+        x = m[chk_j[c]]
+        e = _find(indptr, indices, x, v)
+        have = 0
+        if e >= 0:
+            have = emult[e]
+        need = chk_out[c]
+        if mono != 0:
+            if have < need:
+                return False
+        elif have != need:
+            return False
+        if has_el != 0 and need > 0:
+            if eok[chk_peo[c], eclass[e]] == 0:
+                return False
+        if directed != 0:
+            e = _find(indptr, indices, v, x)
+            have = 0
+            if e >= 0:
+                have = emult[e]
+            need = chk_in[c]
+            if mono != 0:
+                if have < need:
+                    return False
+            elif have != need:
+                return False
+            if has_el != 0 and need > 0:
+                if eok[chk_pei[c], eclass[e]] == 0:
+                    return False
+    return True
+
+
+@cuda.jit(device=True)
+def _local_cands(d, m, drv_ptr, drv_j, drv_dir, indptr, in_indptr, cand_ptr):
+    """LC(M, u_d) = N(M(u*)) for the backward neighbour u* with the fewest neighbours (Sec. 4.1).
+
+    Returns (start, length, kind): kind 0 = the plan's candidate list (depths without backward
+    neighbours), 1 = an out-adjacency row, 2 = an in-adjacency row (directed graphs).
+    """
+    t0 = drv_ptr[d]
+    t1 = drv_ptr[d + 1]
+    if t0 == t1:
+        return cand_ptr[d], cand_ptr[d + 1] - cand_ptr[d], 0
+    best_lo = cand_ptr[0] * 0
+    best_n = best_lo - 1
+    kind = 1
+    for t in range(t0, t1):
+        x = m[drv_j[t]]
+        if drv_dir[t] == 0:
+            a = indptr[x]
+            b = indptr[x + 1]
+            kd = 1
+        else:
+            a = in_indptr[x]
+            b = in_indptr[x + 1]
+            kd = 2
+        if best_n < 0 or b - a < best_n:
+            best_lo = a
+            best_n = b - a
+            kind = kd
+    return best_lo, best_n, kind
+
+
+@cuda.jit(device=True)
+def _cand_at(kind, idx, cand_flat, indices, in_indices):
+    """The candidate at position ``idx`` of a local candidate set of the given kind."""
+    if kind == 0:
+        return cand_flat[idx]
+    if kind == 1:
+        return indices[idx]
+    return in_indices[idx]
+
+
+# ---------------------------------------------------------------------------------------------
+# BFS prefix (initialisation phase)
+# ---------------------------------------------------------------------------------------------
+@cuda.jit
+def _bfs_lc_kernel(rows, L, n, drv_ptr, drv_j, drv_dir, indptr, in_indptr, cand_ptr, lo_out,
+                   len_out, kind_out):
+    """gMatch Sec. 4.3 (initialisation phase, BFS step 1): LC size of each frontier partial match.
+
+    One thread per row of the frontier ``rows`` (partial matches of depths 0..L-1).
+    """
+    start = cuda.grid(1)
+    stride = cuda.gridsize(1)
+    for i in range(start, n, stride):
+        lo, cnt, kd = _local_cands(L, rows[i], drv_ptr, drv_j, drv_dir, indptr, in_indptr,
+                                   cand_ptr)
+        lo_out[i] = lo
+        len_out[i] = cnt
+        kind_out[i] = kd
+
+
+@cuda.jit
+def _bfs_check_kernel(rows, L, n, T, incl, lo_arr, kind_arr, order, cand_bits, cand_flat,
+                      chk_ptr, chk_j, chk_out, chk_in, chk_peo, chk_pei, indptr, indices, emult,
+                      in_indices, eclass, eok, has_el, mono, directed, ok, vout, rid):
+    """gMatch Sec. 4.1/4.3 (BFS step 2): one thread per task (M, u_L, v) of the whole frontier.
+
+    Task ``t`` belongs to row ``r`` (binary search in the inclusive LC-size prefix ``incl``); the
+    thread checks its candidate and records validity, vertex and row for the compaction.
+    """
+    start = cuda.grid(1)
+    stride = cuda.gridsize(1)
+    for t in range(start, T, stride):
+        a = 0
+        b = n - 1
+        while a < b:
+            mid = (a + b) >> 1
+            if incl[mid] > t:
+                b = mid
+            else:
+                a = mid + 1
+        r = a
+        first = 0
+        if r > 0:
+            first = incl[r - 1]
+        v = _cand_at(kind_arr[r], lo_arr[r] + (t - first), cand_flat, indices, in_indices)
+        good = _feasible(L, v, rows[r], order, cand_bits, chk_ptr, chk_j, chk_out, chk_in,
+                         chk_peo, chk_pei, indptr, indices, emult, eclass, eok, has_el, mono,
+                         directed)
+        ok[t] = 1 if good else 0
+        vout[t] = v
+        rid[t] = r
+
+
+# ---------------------------------------------------------------------------------------------
+# DFS (fine-grained, warp-batched) with work donation
+# ---------------------------------------------------------------------------------------------
+@cuda.jit(device=True)
+def _fetch(ctl, n_pool, steal, q_ready):
+    """gMatch Sec. 4.3: take the next pool row (atomic counter) or, once the pool is exhausted,
+    a donated partial match from the global queue; returns (source, index), source 0 = no work.
+
+    Run by lane 0 only. Termination: a warp leaves only after seeing the queue empty, then no busy
+    warp, then the queue tail unchanged (every push happens while its donor is busy, and a warp
+    counts itself busy before it claims).
+    """
+    t = cuda.atomic.add(ctl, C_POOL, 1)
+    if t < n_pool:
+        return 1, t
+    if steal == 0:
+        return 0, t
+    cuda.atomic.add(ctl, C_IDLE, 1)
+    cuda.threadfence()
+    cuda.atomic.add(ctl, C_BUSY, -1)
+    cuda.threadfence()
+    while True:
+        if cuda.atomic.add(ctl, C_STOP, 0) != 0:
+            return 0, t
+        h = cuda.atomic.add(ctl, C_QHEAD, 0)
+        tl = cuda.atomic.add(ctl, C_QTAIL, 0)
+        if h < tl:
+            cuda.atomic.add(ctl, C_BUSY, 1)
+            cuda.threadfence()
+            old = cuda.atomic.cas(ctl, C_QHEAD, h, h + 1)
+            if old == h:
+                cuda.atomic.add(ctl, C_IDLE, -1)
+                while cuda.atomic.add(q_ready, h, 0) == 0:
+                    _pause()
+                cuda.threadfence()
+                cuda.atomic.add(ctl, C_STOLEN, 1)
+                return 2, h
+            cuda.atomic.add(ctl, C_BUSY, -1)
+            cuda.threadfence()
+            continue
+        cuda.threadfence()
+        if cuda.atomic.add(ctl, C_BUSY, 0) == 0:
+            cuda.threadfence()
+            if cuda.atomic.add(ctl, C_QTAIL, 0) == tl:
+                return 0, t
+        _pause()
+
+
+def _make_dfs_kernel(KMAX, W, wide):
+    """Build the DFS kernel for stacks of ``KMAX`` levels and ``W`` warps per block.
+
+    ``wide`` stores candidate-list offsets and task prefixes as int64 (graphs with >= 2**31
+    adjacency entries or huge candidate lists); otherwise int32, which cuts the stack to 14 bytes
+    per entry (shared memory is what limits resident warps).
+    """
+    IDX = int64 if wide else int32
+
+    @cuda.jit
+    def dfs(order, cand_bits, cand_ptr, cand_flat, chk_ptr, chk_j, chk_out, chk_in, chk_peo,
+            chk_pei, drv_ptr, drv_j, drv_dir, indptr, indices, emult, in_indptr, in_indices,
+            eclass, eok, has_el, mono, directed, k, pool, pool_len, n_pool, ctl, q_rows, q_len,
+            q_org, q_ready, q_cap, task_count, collect, stop_at, out, cap, steal):
+        """gMatch Sec. 4.1-4.3, Alg. 2: warp-level batch DFS over the task pool.
+
+        Stack S[level][lane] in shared memory (|V(q)| x 32 per warp, Sec. 4.2/5.2); each round a
+        warp validates up to 32 tasks of the virtual task pool of one level (lane j: task
+        base + j), compacts the valid ones with a ballot and descends; on backtracking the next
+        32 tasks of that level's pool (possibly from several partial matches) are taken.
+        """
+        S_v = cuda.shared.array((W, KMAX, 32), int32)
+        S_par = cuda.shared.array((W, KMAX, 32), int8)
+        S_kind = cuda.shared.array((W, KMAX, 32), int8)
+        S_lo = cuda.shared.array((W, KMAX, 32), IDX)
+        S_pre = cuda.shared.array((W, KMAX, 32), IDX)
+        L_cnt = cuda.shared.array((W, KMAX), int32)
+        L_base = cuda.shared.array((W, KMAX), int64)
+        B = cuda.shared.array((W, 8), int64)
+        m = cuda.local.array(KMAX, int32)
+
+        tid = cuda.threadIdx.x
+        lane = tid & 31
+        w = tid >> 5
+        lt_mask = (1 << lane) - 1
+        if lane == 0:
+            cuda.atomic.add(ctl, C_BUSY, 1)
+        stopped = False
+        while not stopped:
+            # ---- fetch a unit: a pool row or a donated partial match (lane 0) ----
+            if lane == 0:
+                src, idx = _fetch(ctl, n_pool, steal, q_ready)
+                B[w, 0] = src
+                B[w, 1] = idx
+                if src == 1:
+                    B[w, 2] = pool_len[idx]
+                    B[w, 3] = idx
+                elif src == 2:
+                    B[w, 2] = cuda.atomic.add(q_len, idx, 0)
+                    B[w, 3] = cuda.atomic.add(q_org, idx, 0)
+            _wsync()
+            src = B[w, 0]
+            idx = B[w, 1]
+            L = B[w, 2]
+            org = B[w, 3]
+            _wsync()
+            if src == 0:
+                break
+            if lane < L:
+                if src == 1:
+                    S_v[w, lane, 0] = pool[idx, lane]
+                else:
+                    S_v[w, lane, 0] = cuda.atomic.add(q_rows, (idx, lane), 0)
+                S_par[w, lane, 0] = 0
+                L_cnt[w, lane] = 1
+                L_base[w, lane] = 0
+            _wsync()
+            if lane == 0:
+                for j in range(L):
+                    m[j] = S_v[w, j, 0]
+                lo0, n0, kd0 = _local_cands(L, m, drv_ptr, drv_j, drv_dir, indptr, in_indptr,
+                                            cand_ptr)
+                S_lo[w, L - 1, 0] = lo0
+                S_kind[w, L - 1, 0] = kd0
+                S_pre[w, L - 1, 0] = n0
+            bottom = L - 1
+            lvl = bottom
+            found = 0
+            rounds = 0
+            while lvl >= bottom:
+                _wsync()
+                rounds += 1
+                if (rounds & 15) == 0:
+                    # ---- stop check and work donation (Sec. 4.3 dynamic phase) ----
+                    if lane == 0:
+                        B[w, 4] = cuda.atomic.add(ctl, C_STOP, 0)
+                        dn = 0
+                        if steal != 0 and B[w, 4] == 0:
+                            if cuda.atomic.add(ctl, C_IDLE, 0) > 0:
+                                dn = 1
+                        B[w, 5] = dn
+                    _wsync()
+                    stp = B[w, 4]
+                    dn = B[w, 5]
+                    if stp != 0:
+                        stopped = True
+                        break
+                    if dn != 0:
+                        # shallowest level with entries none of whose tasks were issued
+                        s = -1
+                        p0 = 0
+                        nd = 0
+                        for lv in range(bottom, lvl + 1):
+                            if s < 0:
+                                c = L_cnt[w, lv]
+                                bs = L_base[w, lv]
+                                f = 0
+                                while f < c:
+                                    ex = 0
+                                    if f > 0:
+                                        ex = S_pre[w, lv, f - 1]
+                                    if ex >= bs:
+                                        break
+                                    f += 1
+                                u = c - f
+                                want = u // 2
+                                if lv < lvl and u >= 1 and want == 0:
+                                    want = 1
+                                if want > 0:
+                                    s = lv
+                                    nd = want
+                                    p0 = c - want
+                        if s >= 0:
+                            if lane == 0:
+                                slot0 = cuda.atomic.add(ctl, C_QTAIL, 0)
+                                got = 0
+                                while True:
+                                    got = nd
+                                    if slot0 + got > q_cap:
+                                        got = q_cap - slot0
+                                    if got <= 0:
+                                        got = 0
+                                        break
+                                    old = cuda.atomic.cas(ctl, C_QTAIL, slot0, slot0 + got)
+                                    if old == slot0:
+                                        break
+                                    slot0 = old
+                                B[w, 6] = slot0
+                                B[w, 7] = got
+                            _wsync()
+                            slot0 = B[w, 6]
+                            got = B[w, 7]
+                            if got > 0:
+                                p0 = L_cnt[w, s] - got
+                                if lane < got:
+                                    e = p0 + lane
+                                    for t in range(s, -1, -1):
+                                        m[t] = S_v[w, t, e]
+                                        e = S_par[w, t, e]
+                                    slot = slot0 + lane
+                                    for t in range(s + 1):
+                                        q_rows[slot, t] = m[t]
+                                    q_len[slot] = s + 1
+                                    q_org[slot] = org
+                                    cuda.threadfence()
+                                    cuda.atomic.exch(q_ready, slot, 1)
+                                _wsync()
+                                if lane == 0:
+                                    L_cnt[w, s] = p0
+                                    cuda.atomic.add(ctl, C_DONATED, got)
+                            _wsync()
+                # ---- one round at level lvl: tasks base .. base+31 of its virtual task pool ----
+                cnt = L_cnt[w, lvl]
+                base = L_base[w, lvl]
+                end = S_pre[w, lvl, cnt - 1]
+                if base >= end:
+                    lvl -= 1
+                    continue
+                q = base + lane
+                valid = False
+                v = 0
+                p = 0
+                if q < end:
+                    a = 0
+                    b = cnt - 1
+                    while a < b:
+                        mid = (a + b) >> 1
+                        if S_pre[w, lvl, mid] > q:
+                            b = mid
+                        else:
+                            a = mid + 1
+                    p = a
+                    first = 0
+                    if p > 0:
+                        first = S_pre[w, lvl, p - 1]
+                    v = _cand_at(S_kind[w, lvl, p], S_lo[w, lvl, p] + (q - first), cand_flat,
+                                 indices, in_indices)
+                    e = p
+                    for t in range(lvl, -1, -1):
+                        m[t] = S_v[w, t, e]
+                        e = S_par[w, t, e]
+                    valid = _feasible(lvl + 1, v, m, order, cand_bits, chk_ptr, chk_j, chk_out,
+                                      chk_in, chk_peo, chk_pei, indptr, indices, emult, eclass,
+                                      eok, has_el, mono, directed)
+                mask = _ballot(valid)
+                nv = cuda.popc(mask)
+                take = end - base
+                if take > 32:
+                    take = 32
+                _wsync()
+                if lane == 0:
+                    L_base[w, lvl] = base + take
+                d = lvl + 1
+                if d == k - 1:
+                    if nv > 0:
+                        if collect != 0:
+                            if lane == 0:
+                                s0 = cuda.atomic.add(ctl, C_OUT, nv)
+                                B[w, 4] = s0
+                                if s0 + nv > cap or s0 + nv >= stop_at:
+                                    cuda.atomic.exch(ctl, C_STOP, 1)
+                            _wsync()
+                            s0 = B[w, 4]
+                            if valid:
+                                r = s0 + cuda.popc(mask & lt_mask)
+                                if r < cap:
+                                    for t in range(d):
+                                        out[r, t] = m[t]
+                                    out[r, d] = v
+                        else:
+                            found += nv
+                            if stop_at < _INF:
+                                if lane == 0:
+                                    old = cuda.atomic.add(ctl, C_FOUND, nv)
+                                    if old + nv >= stop_at:
+                                        cuda.atomic.exch(ctl, C_STOP, 1)
+                elif nv > 0:
+                    if valid:
+                        s1 = cuda.popc(mask & lt_mask)
+                        m[d] = v
+                        lo2, n2, kd2 = _local_cands(d + 1, m, drv_ptr, drv_j, drv_dir, indptr,
+                                                    in_indptr, cand_ptr)
+                        S_v[w, d, s1] = v
+                        S_par[w, d, s1] = p
+                        S_lo[w, d, s1] = lo2
+                        S_kind[w, d, s1] = kd2
+                        S_pre[w, d, s1] = n2
+                    if lane == 0:
+                        L_cnt[w, d] = nv
+                        L_base[w, d] = 0
+                    _wsync()
+                    if lane == 0:
+                        acc = S_pre[w, d, 0]
+                        for s2 in range(1, nv):
+                            acc += S_pre[w, d, s2]
+                            S_pre[w, d, s2] = acc
+                    lvl = d
+            if lane == 0 and found > 0:
+                cuda.atomic.add(task_count, org, found)
+            _wsync()
+
+    return dfs
+
+
+_KERNELS = {}
+
+
+def _dfs_kernel(KMAX, W, wide):
+    key = (KMAX, W, bool(wide))
+    if key not in _KERNELS:
+        _KERNELS[key] = _make_dfs_kernel(KMAX, W, bool(wide))
+    return _KERNELS[key]
+
+
+def _bucket(k):
+    for KMAX, W in _BUCKETS:
+        if k <= KMAX:
+            return KMAX, W
+    return None
+
+
+def kernel_resources():
+    """Registers / shared / local memory per compiled kernel (after they ran once)."""
+    out = {}
+    items = [("bfs_lc", _bfs_lc_kernel), ("bfs_check", _bfs_check_kernel)]
+    items += [(f"dfs_k{K}_w{W}{'_wide' if wide else ''}", kern)
+              for (K, W, wide), kern in _KERNELS.items()]
+    for name, kern in items:
+        try:
+            regs = kern.get_regs_per_thread()
+            smem = kern.get_shared_mem_per_block()
+            local = kern.get_local_mem_per_thread()
+            maxt = kern.get_max_threads_per_block()
+        except Exception as exc:  # not compiled yet, or the simulator
+            out[name] = {"error": str(exc)}
+            continue
+
+        def one(x):
+            return list(x.values())[0] if isinstance(x, dict) and x else x
+
+        out[name] = {"registers": one(regs), "shared_bytes": one(smem),
+                     "local_bytes": one(local), "max_threads_per_block": one(maxt)}
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# host side
+# ---------------------------------------------------------------------------------------------
+def _exact_sum(a):
+    """Exact Python-int sum of a non-negative int64 NumPy array."""
+    a = np.asarray(a, dtype=np.int64)
+    if a.size == 0:
+        return 0
+    hi = int((a >> 32).sum(dtype=np.int64))
+    lo = int((a & 0xFFFFFFFF).sum(dtype=np.int64))
+    return (hi << 32) + lo
+
+
+class _DevPlan:
+    """The plan's arrays on the device (padded so no kernel argument is empty)."""
+
+    def __init__(self, plan, xp):
+        G = plan.G
+
+        def a(x, dtype):
+            x = np.ascontiguousarray(x, dtype=dtype)
+            if x.size == 0:
+                x = np.zeros((1,) * max(x.ndim, 1), dtype=dtype)
+            return xp.asarray(x)
+
+        self.k = plan.k
+        self.order = a(plan.order, np.int32)
+        self.cand_bits = a(plan.cand_bits, np.uint8)
+        self.cand_ptr = a(plan.cand_ptr, np.int64)
+        self.cand_flat = a(plan.cand_flat, np.int32)
+        self.chk_ptr = a(plan.chk_ptr, np.int32)
+        self.chk_j = a(plan.chk_j, np.int32)
+        self.chk_out = a(plan.chk_out, np.int32)
+        self.chk_in = a(plan.chk_in, np.int32)
+        self.chk_peo = a(plan.chk_peo, np.int32)
+        self.chk_pei = a(plan.chk_pei, np.int32)
+        self.drv_ptr = a(plan.drv_ptr, np.int32)
+        self.drv_j = a(plan.drv_j, np.int32)
+        self.drv_dir = a(plan.drv_dir, np.int32)
+        self.indptr = a(G.indptr, np.int64)
+        self.indices = a(G.indices, np.int32)
+        self.mult = a(G.mult, np.int32)
+        if G.directed:
+            self.in_indptr = a(G.in_indptr, np.int64)
+            self.in_indices = a(G.in_indices, np.int32)
+        else:
+            self.in_indptr, self.in_indices = self.indptr, self.indices
+        self.eclass = a(plan.eclass, np.int32)
+        self.eok = a(plan.eok, np.uint8)
+        # int32 stack offsets suffice unless 32 local candidate sets could overflow them
+        deg = np.diff(G.indptr)
+        longest = max(int(deg.max()) if deg.size else 0, int(np.diff(plan.cand_ptr).max())
+                      if plan.cand_ptr.size > 1 else 0)
+        self.wide = bool(G.indices.size >= 2**31 - 1 or plan.cand_flat.size >= 2**31 - 1
+                         or 32 * longest >= 2**31 - 1)
+        self.has_el = int(bool(plan.has_elabels))
+        self.mono = int(bool(plan.mono))
+        self.directed = int(bool(G.directed))
+
+    def check_args(self):
+        return (self.order, self.cand_bits, self.cand_flat, self.chk_ptr, self.chk_j,
+                self.chk_out, self.chk_in, self.chk_peo, self.chk_pei, self.indptr, self.indices,
+                self.mult, self.in_indices, self.eclass, self.eok, self.has_el, self.mono,
+                self.directed)
+
+    def dfs_args(self):
+        return (self.order, self.cand_bits, self.cand_ptr, self.cand_flat, self.chk_ptr,
+                self.chk_j, self.chk_out, self.chk_in, self.chk_peo, self.chk_pei, self.drv_ptr,
+                self.drv_j, self.drv_dir, self.indptr, self.indices, self.mult, self.in_indptr,
+                self.in_indices, self.eclass, self.eok, self.has_el, self.mono, self.directed,
+                self.k)
+
+
+class GMatchEngine:
+    """gMatch on the GPU: ``count(plan, limit)`` and ``iter_chunks(plan, chunk, limit)``.
+
+    Parameters (all optional): ``pool_target`` rows for the BFS prefix (default: 8 per resident
+    warp), ``out_capacity`` rows of the device output buffer (default from the memory budget,
+    at most 256 MB), ``steal`` (work donation between warps, default True), ``queue_capacity``
+    rows of the donation queue, ``memory_budget`` bytes (default: the configured budget or 80%
+    of free device memory), ``blocks`` (grid size override), ``time_limit`` (seconds per DFS
+    launch; past it the kernel is told to stop and ``TimeoutError`` is raised -- for benchmarks).
+    """
+
+    name = "gmatch"
+
+    def __init__(self, *, pool_target=None, out_capacity=None, steal=True, queue_capacity=1 << 15,
+                 memory_budget=None, blocks=None, time_limit=None):
+        self.xp = array_module()
+        self.pool_target = pool_target
+        self.out_capacity = out_capacity
+        self.steal = bool(steal)
+        self.queue_capacity = int(queue_capacity)
+        self.memory_budget = memory_budget
+        self.blocks = blocks
+        self.time_limit = time_limit
+        self.last_stats = {}
+
+    # -- helpers --------------------------------------------------------------------------------
+    def _budget(self):
+        return memory_budget(self.memory_budget)
+
+    def _fallback(self, plan):
+        if plan.k > KMAX_LIMIT:
+            reason = (f"pattern has {plan.k} nodes; gmatch's shared-memory stack holds at most "
+                      f"{KMAX_LIMIT} levels")
+            log.warning("gmatch: falling back to the CPU engine: %s", reason)
+            self.last_stats = {"fallback": reason}
+            from ..cpu import CpuEngine
+
+            return CpuEngine()
+        return None
+
+    _grid_cache = {}
+
+    def _grid(self, kern, W):
+        if self.blocks is not None:
+            return int(self.blocks)
+        key = id(kern)
+        if key not in self._grid_cache:
+            self._grid_cache[key] = self._grid_uncached(kern, W)
+        return self._grid_cache[key]
+
+    def _grid_uncached(self, kern, W):
+        info = device_info()
+        if info["simulator"]:
+            return 1
+        sm = info["sm_count"] or 1
+        per_sm = 4
+        try:
+            regs = kern.get_regs_per_thread()
+            regs = list(regs.values())[0] if isinstance(regs, dict) else regs
+            smem = kern.get_shared_mem_per_block()
+            smem = list(smem.values())[0] if isinstance(smem, dict) else smem
+            nthreads = 32 * W
+            by_regs = info["regs_per_sm"] // max(1, ((regs + 7) // 8 * 8) * nthreads)
+            by_smem = info["smem_per_sm"] // max(1, smem + 1024)
+            by_thr = info["max_threads_per_sm"] // nthreads
+            per_sm = max(1, min(by_regs, by_smem, by_thr, 32))
+        except Exception:
+            pass
+        return sm * per_sm
+
+    def _default_pool_target(self, W):
+        if self.pool_target is not None:
+            return int(self.pool_target)
+        info = device_info()
+        if info["simulator"]:
+            return 8
+        sm = info["sm_count"] or 1
+        return 8 * sm * 16  # ~8 rows per resident warp (about 16 warps per SM)
+
+    # -- BFS prefix -----------------------------------------------------------------------------
+    def _expand(self, dp, rows, L):
+        """One BFS level: frontier rows (n, L) -> feasible rows (n', L+1), or None if too big."""
+        xp = self.xp
+        n = rows.shape[0]
+        lo = xp.empty(n, dtype=np.int64)
+        ln = xp.empty(n, dtype=np.int64)
+        kd = xp.empty(n, dtype=np.int8)
+        threads = 256
+        blocks = max(1, min(4096, (n + threads - 1) // threads))
+        _sim_reset()
+        _bfs_lc_kernel[blocks, threads](rows, L, n, dp.drv_ptr, dp.drv_j, dp.drv_dir, dp.indptr,
+                                        dp.in_indptr, dp.cand_ptr, lo, ln, kd)
+        incl = xp.cumsum(ln)
+        T = int(incl[-1]) if n else 0
+        # bytes per task: flag, vertex, row id; keep the frontier far under the budget
+        if T * 13 + T * 4 * (L + 1) > self._budget() // 4:
+            return None
+        if T == 0:
+            return xp.zeros((0, L + 1), dtype=np.int32)
+        ok = xp.empty(T, dtype=np.uint8)
+        vout = xp.empty(T, dtype=np.int32)
+        rid = xp.empty(T, dtype=np.int64)
+        blocks = max(1, min(65535, (T + threads - 1) // threads))
+        _bfs_check_kernel[blocks, threads](rows, L, n, T, incl, lo, kd, *dp.check_args(), ok,
+                                           vout, rid)
+        sel = xp.flatnonzero(ok)
+        new = xp.empty((sel.size, L + 1), dtype=np.int32)
+        if sel.size:
+            new[:, :L] = rows[rid[sel]]
+            new[:, L] = vout[sel]
+        return new
+
+    def _bfs(self, dp, roots, target):
+        """Initialisation phase: expand until ``target`` rows, the last depth, or the budget."""
+        xp = self.xp
+        rows = xp.asarray(np.ascontiguousarray(roots, dtype=np.int32).reshape(-1, 1))
+        L = 1
+        while L < dp.k and rows.shape[0] and rows.shape[0] < target:
+            nxt = self._expand(dp, rows, L)
+            if nxt is None:
+                break
+            rows, L = nxt, L + 1
+        return rows, L
+
+    # -- DFS ------------------------------------------------------------------------------------
+    def _dfs(self, dp, pool, collect=False, stop_at=None, cap=0):
+        """Run the DFS kernel over ``pool`` (n, L) rows. Returns (ctl, task_count, out)."""
+        xp = self.xp
+        KMAX, W = _bucket(dp.k)
+        kern = _dfs_kernel(KMAX, W, dp.wide)
+        n_pool, L = pool.shape
+        pool_len = xp.full(max(n_pool, 1), L, dtype=np.int32)
+        if n_pool == 0:
+            pool = xp.zeros((1, L), dtype=np.int32)
+        ctl = xp.zeros(N_CTL, dtype=np.int64)
+        qc = self.queue_capacity if self.steal else 1
+        q_rows = xp.zeros((qc, KMAX), dtype=np.int32)
+        q_len = xp.zeros(qc, dtype=np.int32)
+        q_org = xp.zeros(qc, dtype=np.int64)
+        q_ready = xp.zeros(qc, dtype=np.int32)
+        task_count = xp.zeros(max(n_pool, 1), dtype=np.int64)
+        out = xp.zeros((max(cap, 1), dp.k), dtype=np.int32) if collect else \
+            xp.zeros((1, dp.k), dtype=np.int32)
+        stop = _INF if stop_at is None else int(stop_at)
+        _sim_reset()
+        if _SIM:
+            blocks = self.blocks or 1
+        else:
+            if not kern.overloads:
+                # compile with a launch over an empty pool; the grid size needs its resources
+                kern[1, 32 * W](*dp.dfs_args(), pool, pool_len, 0,
+                                xp.zeros(N_CTL, dtype=np.int64), q_rows, q_len, q_org, q_ready,
+                                qc, task_count, 0, _INF, out, 0, 0)
+            blocks = self._grid(kern, W)
+        kern[blocks, 32 * W](*dp.dfs_args(), pool, pool_len, n_pool, ctl, q_rows, q_len, q_org,
+                             q_ready, qc, task_count, int(bool(collect)), stop, out, int(cap),
+                             int(self.steal))
+        timed_out = self._watch(ctl) if (self.time_limit is not None and not _SIM) else False
+        ctl_h = _host(ctl)
+        if timed_out:
+            self.last_stats["timed_out"] = True
+            raise TimeoutError(f"gmatch: search stopped after time_limit={self.time_limit} s")
+        self.last_stats.update(blocks=int(blocks), warps_per_block=W, kmax=KMAX, wide=dp.wide,
+                               donated=int(ctl_h[C_DONATED]), stolen=int(ctl_h[C_STOLEN]))
+        return ctl_h, task_count[:n_pool], out
+
+    def _watch(self, ctl):
+        """Wait for the running DFS kernel; past ``time_limit`` raise its stop flag by a DMA copy
+        on a non-blocking stream (the kernel's warps poll the flag). True if it was stopped."""
+        import time
+
+        import cupy as cp
+
+        done = cp.cuda.Event()
+        done.record(cp.cuda.Stream.null)
+        t0 = time.perf_counter()
+        stopped = False
+        while not done.done:
+            if not stopped and time.perf_counter() - t0 > self.time_limit:
+                flag = cp.cuda.alloc_pinned_memory(8)
+                np.frombuffer(flag, dtype=np.int64, count=1)[0] = 1
+                side = cp.cuda.Stream(non_blocking=True)
+                cp.cuda.runtime.memcpyAsync(ctl.data.ptr + 8 * C_STOP, flag.ptr, 8,
+                                            cp.cuda.runtime.memcpyHostToDevice, side.ptr)
+                side.synchronize()
+                stopped = True
+            time.sleep(0.0005)
+        return stopped
+
+    # -- public protocol ------------------------------------------------------------------------
+    def _prepare(self, plan):
+        dp = _DevPlan(plan, self.xp)
+        KMAX, W = _bucket(plan.k)
+        roots = plan.cand_flat[plan.cand_ptr[0] : plan.cand_ptr[1]]
+        rows, L = self._bfs(dp, roots, self._default_pool_target(W))
+        self.last_stats = {"pool_rows": int(rows.shape[0]), "pool_depth": int(L), "k": plan.k}
+        return dp, rows, L
+
+    def count(self, plan, limit=None):
+        if plan.empty:
+            return 0
+        fb = self._fallback(plan)
+        if fb is not None:
+            return fb.count(plan, limit)
+        if limit is not None and limit <= 0:
+            return 0
+        dp, rows, L = self._prepare(plan)
+        if L == plan.k or rows.shape[0] == 0:
+            n = int(rows.shape[0])
+            return n if limit is None else min(n, limit)
+        ctl, tc, _ = self._dfs(dp, rows, collect=False, stop_at=limit)
+        total = _exact_sum(_host(tc))
+        return total if limit is None else min(total, limit)
+
+    def count_per_row(self, plan):
+        """(pool rows on host, exact count per row) -- for tests and diagnostics."""
+        dp, rows, L = self._prepare(plan)
+        if L == plan.k:
+            return _host(rows), np.ones(rows.shape[0], dtype=np.int64)
+        _, tc, _ = self._dfs(dp, rows)
+        return _host(rows), _host(tc)
+
+    def _capacity(self, k):
+        if self.out_capacity is not None:
+            return max(1, int(self.out_capacity))
+        return max(1024, min(self._budget() // 4, 256 << 20) // (4 * k))
+
+    def iter_chunks(self, plan, chunk=4096, limit=None):
+        if plan.empty:
+            return
+        fb = self._fallback(plan)
+        if fb is not None:
+            yield from fb.iter_chunks(plan, chunk=chunk, limit=limit)
+            return
+        if limit is not None and limit <= 0:
+            return
+        dp, rows, L = self._prepare(plan)
+        remaining = [limit]
+        if L == plan.k or rows.shape[0] == 0:
+            yield from self._emit(rows, rows.shape[0], chunk, remaining)
+            return
+        cap = self._capacity(plan.k)
+        if limit is not None and limit <= cap:
+            ctl, _, out = self._dfs(dp, rows, collect=True, stop_at=limit, cap=limit)
+            yield from self._emit(out, min(int(ctl[C_OUT]), limit), chunk, remaining)
+            return
+        ctl, _, out = self._dfs(dp, rows, collect=True, stop_at=None, cap=cap)
+        n_out = int(ctl[C_OUT])
+        if n_out <= cap and ctl[C_STOP] == 0:
+            yield from self._emit(out, n_out, chunk, remaining)
+            return
+        del out
+        self.last_stats["streamed"] = True
+        yield from self._collect_batches(dp, rows, cap, chunk, remaining)
+
+    def _emit(self, out, n, chunk, remaining):
+        """Stream the first ``n`` rows of a device buffer to the host in ``chunk``-row arrays."""
+        if remaining[0] is not None:
+            n = min(n, remaining[0])
+        if n <= 0:
+            return
+        host = np.ascontiguousarray(_host(out[:n]), dtype=np.int32)
+        if remaining[0] is not None:
+            remaining[0] -= n
+        for a in range(0, n, chunk):
+            yield host[a : a + chunk]
+
+    def _collect_batches(self, dp, rows, cap, chunk, remaining):
+        """Count per pool row, then collect batches that fit ``cap`` (heavy rows re-expanded)."""
+        xp = self.xp
+        L = rows.shape[1]
+        _, tc, _ = self._dfs(dp, rows)
+        counts = _host(tc).astype(np.int64)
+        half = max(1, cap // 2)
+        heavy = np.flatnonzero(counts > half)
+        light = np.flatnonzero((counts > 0) & (counts <= half))
+        if light.size:
+            excl = np.concatenate([[0], np.cumsum(counts[light])[:-1]])
+            batch = excl // half
+            cuts = np.flatnonzero(np.diff(batch)) + 1
+            for part in np.split(light, cuts):
+                if remaining[0] is not None and remaining[0] <= 0:
+                    return
+                want = int(counts[part].sum())
+                sub = rows[xp.asarray(part)]
+                ctl, _, out = self._dfs(dp, sub, collect=True, cap=cap)
+                got = int(ctl[C_OUT])
+                if got != want:
+                    raise RuntimeError(f"gmatch: batch produced {got} rows, counted {want}")
+                yield from self._emit(out, got, chunk, remaining)
+        for i in heavy:
+            if remaining[0] is not None and remaining[0] <= 0:
+                return
+            sub = rows[int(i) : int(i) + 1]
+            children = self._expand(dp, sub, L)
+            if children is None:
+                raise MemoryError("gmatch: cannot split a heavy task within the memory budget")
+            if L + 1 == dp.k:
+                yield from self._emit(children, children.shape[0], chunk, remaining)
+            elif children.shape[0]:
+                yield from self._collect_batches(dp, children, cap, chunk, remaining)
+
+
+def _host(a):
+    if isinstance(a, np.ndarray):
+        return a
+    return a.get()
