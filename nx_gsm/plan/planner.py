@@ -105,11 +105,12 @@ def _edge_tables(G, H, edge_match):
 
 
 def make_plan(G, H, mode, *, node_match=None, edge_match=None, node_label=None,
-              default_label=None):
+              default_label=None, anchors=None):
     """Build the MatchPlan for mappings of pattern ``H`` into data ``G``.
 
     ``mode`` is ``"mono"`` (non-induced), ``"induced"`` (node-induced subgraph isomorphism) or
-    ``"iso"`` (full isomorphism: induced with ``|G| == |H|``).
+    ``"iso"`` (full isomorphism: induced with ``|G| == |H|``). ``anchors`` (optional) maps pattern
+    node ids to the only data node id each may take (incremental matching pins updated edges).
     """
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
@@ -117,6 +118,13 @@ def make_plan(G, H, mode, *, node_match=None, edge_match=None, node_label=None,
         raise ValueError("G and H must have the same directedness")
     notes = []
     node_ok = _node_tables(G, H, node_match, node_label, default_label)
+    if anchors:
+        if node_ok is None:
+            node_ok = np.ones((H.n, G.n), dtype=bool)
+        for u, v in anchors.items():
+            keep = node_ok[u, v]
+            node_ok[u, :] = False
+            node_ok[u, v] = keep
     eclass, eok, loop_ok = _edge_tables(G, H, edge_match)
     if mode == "iso" and G.n != H.n:
         notes.append("isomorphism: node counts differ")
