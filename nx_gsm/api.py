@@ -10,7 +10,8 @@ Labels
 :class:`networkx.algorithms.isomorphism.GraphMatcher` (for multigraphs, edge_match receives the
 key-dicts of all parallel edges). Any callable is exact. ``node_label="attr"`` /
 ``edge_label="attr"`` are strict shortcuts for equality on one attribute: a node or edge without it,
-or with an unhashable value, raises an error naming it.
+or with an unhashable value, raises an error naming it. On multigraphs ``edge_label`` compares the
+*sets* of labels of the parallel edges between two nodes (``categorical_multiedge_match``).
 """
 
 from __future__ import annotations
@@ -81,6 +82,13 @@ def _label_match(attr):
     return nx.algorithms.isomorphism.categorical_node_match(attr, None)
 
 
+def _edge_label_match(attr, multigraph):
+    # a multigraph's edge datum is the key-dict of its parallel edges: compare their label sets
+    if multigraph:
+        return nx.algorithms.isomorphism.categorical_multiedge_match(attr, None)
+    return _label_match(attr)
+
+
 def prepare(G, H, mode, *, node_match=None, edge_match=None, node_label=None, edge_label=None,
             vf2pp_label=None, vf2pp_default=None, fn_name="nx_gsm"):
     """Validate, convert and plan. Returns ``(plan, g, h)``; inputs are never modified."""
@@ -101,7 +109,7 @@ def prepare(G, H, mode, *, node_match=None, edge_match=None, node_label=None, ed
     if edge_label is not None:
         if edge_match is not None:
             raise ValueError("give edge_match or edge_label, not both")
-        edge_match = _label_match(edge_label)
+        edge_match = _edge_label_match(edge_label, G.is_multigraph() or H.is_multigraph())
     want_nodes = node_match is not None or vf2pp_label is not None
     g = as_gsm(G, node_attrs=want_nodes, edge_attrs=edge_match is not None)
     h = as_gsm(H, node_attrs=want_nodes, edge_attrs=edge_match is not None)
@@ -109,7 +117,10 @@ def prepare(G, H, mode, *, node_match=None, edge_match=None, node_label=None, ed
         if node_label is not None:
             _strict_label(fn_name, x.node_data or [], node_label, f"{nm} node")
         if edge_label is not None:
-            _strict_label(fn_name, x.edge_data or [], edge_label, f"{nm} edge entry")
+            items = x.edge_data or []
+            if x.multigraph:
+                items = [d for kd in items for d in kd.values()]
+            _strict_label(fn_name, items, edge_label, f"{nm} edge")
     plan = make_plan(g, h, mode, node_match=node_match, edge_match=edge_match,
                      node_label=vf2pp_label, default_label=vf2pp_default)
     return plan, g, h

@@ -37,6 +37,8 @@ _TASKS_PER_THREAD = 64
 # 10-50 ms of work: the granularity of deadlines, Ctrl-C and progress updates)
 _SLOTS_PER_THREAD = 8
 _SLICE_STEPS = 1 << 20
+# a count that finishes within this many steps never goes parallel
+_PROBE_STEPS = 1 << 16
 
 
 @njit(cache=True, inline="always")
@@ -292,7 +294,11 @@ class CpuEngine:
             # first-k: one resumable search finds any k matches with no wasted work; a parallel
             # split would explore up to (threads x k) before knowing it had enough
             return sum(self._run(plan, limit, False, budget))
+        # a short sequential probe finishes small searches without paying for a parallel launch
         P = plan_arrays(plan)
+        probe = self._probe(P, plan.k)
+        if probe is not None:
+            return probe
         threads = numba.get_num_threads()
         prefixes = np.zeros((1, 0), dtype=np.int32)
         with numba.parallel_chunksize(1):
@@ -301,6 +307,15 @@ class CpuEngine:
             if prefixes.shape[1] == plan.k or prefixes.shape[0] == 0:
                 return prefixes.shape[0]
             return self._count_tasks(P, plan.k, prefixes, budget, threads)
+
+    @staticmethod
+    def _probe(P, k):
+        state = np.full(1, _NOT_STARTED, dtype=np.int64)
+        m = np.empty(k, dtype=np.int32)
+        stk = np.empty((_STACK_ROWS, k), dtype=np.int64)
+        out = np.empty((1, k), dtype=np.int32)
+        got = _search(P, 0, state, m, stk, out, np.iinfo(np.int64).max, False, _PROBE_STEPS)
+        return int(got) if state[0] == _DONE else None
 
     @staticmethod
     def _count_tasks(P, k, prefixes, budget, threads):
