@@ -23,6 +23,9 @@ _LAZY = {
     "is_subgraph_isomorphic": "nx_gsm.api",
     "isomorphisms": "nx_gsm.api",
     "explain": "nx_gsm.api",
+    "match_frames": "nx_gsm.api",
+    "from_edgelist": "nx_gsm.interop.frames",
+    "from_csr": "nx_gsm.interop.frames",
     "GraphMatcher": "nx_gsm.matcher",
     "DiGraphMatcher": "nx_gsm.matcher",
     "MultiGraphMatcher": "nx_gsm.matcher",
@@ -35,6 +38,7 @@ _LAZY = {
     "demo_graph_path": "nx_gsm.data",
     "demo_queries": "nx_gsm.data",
     "MatchSet": "nx_gsm.results",
+    "IncrementalMatcher": "nx_gsm.incremental",
 }
 
 __all__ = sorted(_LAZY)

@@ -24,8 +24,7 @@ import numpy as np
 
 from .engines import get_engine
 from .engines.base import UNLIMITED, Budget, PartialCount
-from .graph import GsmGraph
-from .interop.networkx import as_gsm
+from .interop.networkx import as_gsm, is_graph_like
 from .plan.planner import make_plan
 
 __all__ = [
@@ -39,14 +38,16 @@ __all__ = [
     "is_subgraph_isomorphic",
     "isomorphisms",
     "explain",
+    "match_frames",
 ]
 
 
 # -- validation -------------------------------------------------------------------------------
 def _check_graph(X, name):
-    if not isinstance(X, (nx.Graph, GsmGraph)):
+    if not is_graph_like(X):
         raise TypeError(
-            f"{name} must be a NetworkX graph or nx_gsm.GsmGraph, got {type(X).__name__}"
+            f"{name} must be a NetworkX graph, nx_gsm.GsmGraph or RAPIDS graph, got "
+            f"{type(X).__name__}"
         )
 
 
@@ -374,6 +375,49 @@ def find_subgraph_monomorphisms(G, H, **kwargs):
 def find_subgraph_isomorphisms(G, H, **kwargs):
     """All node-induced subgraph isomorphisms as a :class:`nx_gsm.MatchSet`."""
     return _find(G, H, "induced", kwargs, "find_subgraph_isomorphisms")
+
+
+def match_frames(G, H, *, induced=False, rows_per_frame=1_000_000, **kwargs):
+    """Stream all mappings as pandas DataFrames of at most ``rows_per_frame`` rows.
+
+    One column per pattern node (H's node order), holding original G node keys. Memory stays
+    bounded by one frame (about ``rows_per_frame x |H| x 16`` bytes) however many matches
+    there are, so outputs past 2**31 rows are fine. Accepts the keyword arguments of
+    :func:`subgraph_monomorphisms` (``limit``, ``timeout``, labels, ``engine``...).
+
+    Examples
+    --------
+    >>> import networkx as nx, nx_gsm
+    >>> frames = nx_gsm.match_frames(nx.complete_graph(4), nx.path_graph(3), rows_per_frame=10)
+    >>> [len(f) for f in frames]
+    [10, 10, 4]
+    """
+    from .results import _key_array, frame_from_rows
+
+    if isinstance(rows_per_frame, bool) or not isinstance(rows_per_frame, int) or \
+            rows_per_frame < 1:
+        raise ValueError(f"rows_per_frame must be a positive int, got {rows_per_frame!r}")
+    limit = _check_limit(kwargs.pop("limit", None))
+    eng = _engine(kwargs.pop("engine", "auto"))
+    budget = Budget(kwargs.pop("timeout", None), kwargs.pop("progress", False))
+    plan, g, h = prepare(G, H, "induced" if induced else "mono", fn_name="match_frames", **kwargs)
+    if plan.k == 0:
+        return
+    inv = np.empty(plan.k, dtype=np.int64)
+    inv[plan.order] = np.arange(plan.k)
+    keys = _key_array(g.node_keys)
+    buf, held = [], 0
+    for chunk in eng.iter_chunks(plan, limit=limit, budget=budget):
+        buf.append(chunk[:, inv])
+        held += chunk.shape[0]
+        while held >= rows_per_frame:
+            rows = np.concatenate(buf)
+            yield frame_from_rows(rows[:rows_per_frame], g.node_keys, h.node_keys, keys)
+            rest = rows[rows_per_frame:]
+            buf, held = ([rest], rest.shape[0]) if rest.shape[0] else ([], 0)
+    if held:
+        yield frame_from_rows(np.concatenate(buf), g.node_keys, h.node_keys, keys)
+    budget.close()
 
 
 def explain(G, H, *, induced=False, engine="auto", **kwargs):

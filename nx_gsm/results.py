@@ -4,7 +4,24 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["MatchSet"]
+__all__ = ["MatchSet", "frame_from_rows"]
+
+
+def _key_array(g_keys):
+    arr = np.empty(len(g_keys), dtype=object)
+    arr[:] = g_keys
+    # integer keys 0..n-1 (the common case) stay integer columns
+    if all(type(k) is int for k in g_keys[:64]) and all(type(k) is int for k in g_keys):
+        return np.asarray(g_keys, dtype=np.int64)
+    return arr
+
+
+def frame_from_rows(rows, g_keys, h_keys, key_array=None):
+    """pandas DataFrame of original G keys from an id array (columns = pattern nodes)."""
+    import pandas as pd
+
+    keys = _key_array(g_keys) if key_array is None else key_array
+    return pd.DataFrame({h: keys[rows[:, i]] for i, h in enumerate(h_keys)}, columns=list(h_keys))
 
 
 class MatchSet:
@@ -39,20 +56,34 @@ class MatchSet:
         return list(self._h_keys)
 
     def to_numpy(self, *, keys=False):
-        """The id array (``keys=False``) or an object array of original G node keys."""
+        """The id array (``keys=False``) or an array of original G node keys."""
         if not keys:
             return self._rows
-        gk = np.empty(len(self._g_keys), dtype=object)
-        gk[:] = self._g_keys
-        return gk[self._rows]
+        return _key_array(self._g_keys)[self._rows]
 
     def to_pandas(self):
         """A DataFrame with one column per pattern node holding original G node keys."""
-        import pandas as pd
+        return frame_from_rows(self._rows, self._g_keys, self._h_keys)
 
-        vals = self.to_numpy(keys=True)
-        return pd.DataFrame({h: vals[:, i] for i, h in enumerate(self._h_keys)},
-                            columns=self._h_keys)
+    def iter_pandas(self, rows_per_frame=1_000_000):
+        """The same frame in pieces of at most ``rows_per_frame`` rows (bounded memory)."""
+        keys = _key_array(self._g_keys)
+        for s in range(0, self.count, rows_per_frame):
+            yield frame_from_rows(self._rows[s:s + rows_per_frame], self._g_keys, self._h_keys,
+                                  keys)
+
+    def to_cupy(self):
+        """The id array on the GPU (CuPy): column i = data node id for pattern node i."""
+        import cupy
+
+        return cupy.asarray(self._rows)
+
+    def to_cudf(self):
+        """A cuDF DataFrame, one column per pattern node (string names, like cuGraph's
+        ``subgraph_monomorphism``), holding the original G node keys."""
+        import cudf
+
+        return cudf.DataFrame.from_pandas(self.to_pandas().rename(columns=str))
 
     def __iter__(self):
         gk, hk = self._g_keys, self._h_keys

@@ -168,12 +168,30 @@ def to_networkx(g):
     return G
 
 
+def is_graph_like(G):
+    """NetworkX graphs, GsmGraphs, and RAPIDS graphs (cugraph.Graph, nx-cugraph CudaGraph)."""
+    return isinstance(G, (nx.Graph, GsmGraph)) or _rapids_kind(G) is not None
+
+
+def _rapids_kind(G):
+    if getattr(G, "__networkx_backend__", None) == "cugraph" and hasattr(G, "src_indices"):
+        return "nx_cugraph"
+    if type(G).__module__.split(".")[0] == "cugraph" and hasattr(G, "view_edge_list"):
+        return "cugraph"
+    return None
+
+
 def as_gsm(G, *, node_attrs=True, edge_attrs=True):
-    """Return ``G`` as a GsmGraph, converting NetworkX graphs; other objects raise TypeError."""
+    """Return ``G`` as a GsmGraph, converting NetworkX and RAPIDS graphs; others raise TypeError."""
     if isinstance(G, GsmGraph):
         return G
     if isinstance(G, nx.Graph):
         return from_networkx(G, preserve_node_attrs=node_attrs, preserve_edge_attrs=edge_attrs)
+    kind = _rapids_kind(G)
+    if kind is not None:
+        from . import frames
+
+        return frames.from_nx_cugraph(G) if kind == "nx_cugraph" else frames.from_cugraph(G)
     raise TypeError(
         f"expected a NetworkX graph or nx_gsm.GsmGraph, got {type(G).__module__}.{type(G).__name__}"
     )
