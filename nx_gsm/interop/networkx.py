@@ -91,9 +91,9 @@ def from_networkx(
             edge_data = [data[i] for i in order]
     if node_attrs is not None:
         attrs = list(node_attrs)
-        node_data = [_pick(d, attrs) for d in G._node.values()]
+        node_data = [_pick(G._node[k], attrs) for k in keys]
     elif preserve_node_attrs:
-        node_data = list(G._node.values())
+        node_data = [G._node[k] for k in keys]
     else:
         node_data = None
     kw = {}

@@ -1,0 +1,910 @@
+"""Batch-dynamic (incremental) subgraph matching: the net change of the matches per batch.
+
+:class:`IncrementalMatcher` keeps a data graph ``G`` and a fixed pattern ``H``. Each call to
+:meth:`IncrementalMatcher.apply` applies one *batch* of updates (edge insertions and deletions, node
+insertions and deletions) and returns the **net** change of the set of mappings::
+
+    added   = M(G_after) - M(G_before)
+    removed = M(G_before) - M(G_after)
+
+where ``M`` is the set of monomorphisms (``induced=False``) or node-induced subgraph isomorphisms
+(``induced=True``), exactly as NetworkX's GraphMatcher family returns them (``{G_node: H_node}``
+dicts). A match created and destroyed inside the same batch is not reported, and the result does not
+depend on the order of the updates inside the batch (see ``docs/incremental.md``).
+
+Method (the exact CPU path)
+---------------------------
+A mapping can only appear or disappear if the data it is checked against changed: a data node pair
+``(x, y)`` (or a self-loop ``(x, x)``) whose multiplicity or edge attributes differ between
+``G_before`` and ``G_after`` and lies in the mapping's image. Mono checks only the images of pattern
+edges, so only pattern edges ``(a, b)`` are anchored on a changed pair; induced checks every pair
+among the image, so every ordered pattern pair is (an insertion can destroy an induced match and a
+deletion create one). For each changed pair and each pattern pair that could map onto it, an
+anchored search (``make_plan(..., anchors={a: x, b: y})``) runs on ``G_before`` and on ``G_after``;
+the results are collected into sets and ``added``/``removed`` are the set differences. New and
+deleted nodes are anchored on the pattern's isolated nodes (no edges, no loops): those may map
+anywhere, every other pattern node mapped onto a new or deleted node has an incident pattern edge
+whose image is an inserted or deleted data pair.
+
+Two ways to run those searches, both exact (``docs/incremental.md`` has the costs):
+
+* **local** (connected patterns): every node of a match lies within ``diam(H)`` (ignoring edge
+  directions) of each anchored node, so each changed pair is searched in the subgraphs of
+  ``G_before`` and ``G_after`` induced on that ball; the after-graph is never materialised and a
+  batch costs about the regions it touches, not ``|G|``;
+* **full** (disconnected patterns, or a region larger than ``max(256, |V| / 8)`` nodes): the data
+  graph is copied, updated and converted with :func:`nx_gsm.from_networkx` once per batch
+  (``O(|V| + |E|)``), and the anchored searches plan against the whole graph.
+
+The data graph is kept as a NetworkX graph (the CPU reference path). The GPU GAMMA engine
+(batch-dynamic matching on the device) is a later step.
+"""
+
+from __future__ import annotations
+
+import collections.abc as cabc
+
+import networkx as nx
+import numpy as np
+
+from .interop.networkx import from_networkx
+from .plan.planner import make_plan
+
+__all__ = ["IncrementalMatcher", "BatchResult", "BatchError"]
+
+_NOKEY = object()  # "no key given" for multigraph rows
+
+
+class BatchError(nx.NetworkXError, ValueError):
+    """A batch was rejected (the matcher's state is unchanged). A ``NetworkXError`` and a
+    ``ValueError``; the message names the offending item."""
+
+
+class BatchResult:
+    """The net change of one batch.
+
+    ``added`` / ``removed`` are lists of ``{G_node: H_node}`` dicts (each mapping once, in no
+    particular order); ``num_added`` / ``num_removed`` their lengths; ``count`` the total number of
+    matches after the batch when it is known (after :meth:`IncrementalMatcher.count` was called
+    once), else None.
+    """
+
+    __slots__ = ("added", "removed", "count")
+
+    def __init__(self, added, removed, count=None):
+        self.added = added
+        self.removed = removed
+        self.count = count
+
+    @property
+    def num_added(self):
+        return len(self.added)
+
+    @property
+    def num_removed(self):
+        return len(self.removed)
+
+    def __repr__(self):
+        return f"<BatchResult +{self.num_added} -{self.num_removed}>"
+
+
+# -- input parsing --------------------------------------------------------------------------------
+def _is_frame(obj):
+    mod = type(obj).__module__ or ""
+    return mod.split(".")[0] == "pandas" and hasattr(obj, "columns")
+
+
+def _to_pandas(obj):
+    """pandas DataFrames pass through; cudf (or any frame with ``to_pandas``) is converted."""
+    if _is_frame(obj):
+        return obj
+    conv = getattr(obj, "to_pandas", None)
+    if callable(conv) and not isinstance(obj, (list, tuple, dict, str)):
+        df = conv()
+        if not _is_frame(df):
+            raise TypeError(f"{type(obj).__name__}.to_pandas() did not return a pandas DataFrame")
+        return df
+    return None
+
+
+def _frame_rows(df, what, source, target, edge_key, edge_attr):
+    """Rows ``(u, v, key, attrs)`` of a DataFrame (``key`` is ``_NOKEY`` without ``edge_key``)."""
+    cols = list(df.columns)
+    for role, c in (("source", source), ("target", target), ("edge_key", edge_key)):
+        if c is not None and c not in cols:
+            raise BatchError(f"{what}: the DataFrame has no {role} column {c!r} (columns: {cols})")
+    used = {source, target} | ({edge_key} if edge_key is not None else set())
+    if edge_attr is True:
+        attr_cols = [c for c in cols if c not in used]
+    elif edge_attr is None or edge_attr is False:
+        attr_cols = []
+    else:
+        attr_cols = [edge_attr] if isinstance(edge_attr, (str, int)) else list(edge_attr)
+        for c in attr_cols:
+            if c not in cols:
+                raise BatchError(f"{what}: the DataFrame has no attribute column {c!r}")
+    src = df[source].tolist()
+    dst = df[target].tolist()
+    keys = df[edge_key].tolist() if edge_key is not None else [_NOKEY] * len(src)
+    vals = [df[c].tolist() for c in attr_cols]
+    rows = []
+    for i in range(len(src)):
+        rows.append((src[i], dst[i], keys[i], {c: v[i] for c, v in zip(attr_cols, vals)}))
+    return rows
+
+
+def _check_node(n, where):
+    if n is None:
+        raise BatchError(f"{where}: None cannot be a node")
+    try:
+        hash(n)
+    except TypeError:
+        raise BatchError(f"{where}: node {n!r} is not hashable") from None
+    return n
+
+
+def _tuple_rows(rows, what, multigraph, inserting):
+    """Normalise tuple rows to ``(u, v, key, attrs)`` following NetworkX's conventions.
+
+    insert: ``(u, v)``, ``(u, v, attrs)``, and for multigraphs ``(u, v, key)`` and
+    ``(u, v, key, attrs)``; delete: ``(u, v)`` (``(u, v, attrs)`` ignores attrs), for multigraphs
+    ``(u, v, key)`` and ``(u, v, key, data)`` (data ignored).
+    """
+    if isinstance(rows, (str, bytes, cabc.Mapping)) or not isinstance(rows, cabc.Iterable):
+        raise BatchError(f"{what}: expected a list of edge tuples or a DataFrame, "
+                         f"got {type(rows).__name__}")
+    out = []
+    for i, r in enumerate(rows):
+        where = f"{what}[{i}]"
+        if isinstance(r, (str, bytes)) or not isinstance(r, (tuple, list)):
+            raise BatchError(f"{where}: expected an edge tuple (u, v[, ...]), got {r!r}")
+        if not 2 <= len(r) <= (4 if multigraph else 3):
+            raise BatchError(f"{where}: an edge tuple has 2 to {4 if multigraph else 3} items, "
+                             f"got {len(r)}: {r!r}")
+        u, v = r[0], r[1]
+        key, attrs = _NOKEY, {}
+        if len(r) == 3:
+            if multigraph and not (inserting and isinstance(r[2], cabc.Mapping)):
+                key = r[2]
+            else:
+                attrs = r[2]
+        elif len(r) == 4:
+            key, attrs = r[2], r[3]
+        if inserting and not isinstance(attrs, cabc.Mapping):
+            raise BatchError(f"{where}: edge attributes must be a dict, got {attrs!r}")
+        out.append((u, v, key, dict(attrs) if inserting else {}))
+    return out
+
+
+def _edge_rows(obj, what, multigraph, inserting, source, target, edge_key, edge_attr):
+    if obj is None:
+        return []
+    if isinstance(obj, np.ndarray):
+        obj = obj.tolist()  # an (m, 2) array of node ids: Python scalars, as NetworkX would get
+    df = _to_pandas(obj)
+    if df is not None:
+        rows = _frame_rows(df, what, source, target, edge_key, edge_attr if inserting else None)
+    else:
+        rows = _tuple_rows(obj, what, multigraph, inserting)
+    for i, (u, v, key, _) in enumerate(rows):
+        where = f"{what}[{i}]"
+        _check_node(u, where)
+        _check_node(v, where)
+        if key is not _NOKEY:
+            if not multigraph:
+                raise BatchError(f"{where}: edge keys need a multigraph, got key {key!r}")
+            try:
+                hash(key)
+            except TypeError:
+                raise BatchError(f"{where}: edge key {key!r} is not hashable") from None
+    return rows
+
+
+# -- graph helpers --------------------------------------------------------------------------------
+def _succ(G):
+    return G._succ if G.is_directed() else G._adj
+
+
+def _datum(G, u, v):
+    """The object edge_match sees for ``u -> v`` (attr dict, or multigraph key-dict), or None."""
+    nb = _succ(G).get(u)
+    if nb is None:
+        return None
+    return nb.get(v)
+
+
+def _mult(G, u, v):
+    d = _datum(G, u, v)
+    if d is None:
+        return 0
+    return len(d) if G.is_multigraph() else 1
+
+
+def _same(a, b):
+    if a is b:
+        return True
+    if a is None or b is None:
+        return False
+    try:
+        return bool(a == b)
+    except Exception:  # e.g. numpy arrays as attribute values: be conservative
+        return False
+
+
+class _Batch:
+    """A validated, order-free batch: the resolved operations and what they touch."""
+
+    def __init__(self):
+        self.new_nodes = {}  # node -> attrs (insertion order)
+        self.gone_nodes = []
+        self.del_edges = []  # (u, v, key or None)
+        self.add_edges = []  # (u, v, key or None, attrs)
+        self.touched = {}  # canonical pair -> (u, v) orientation
+
+    def apply_to(self, G):
+        """Apply to a NetworkX graph (all items were validated against the before state)."""
+        multi = G.is_multigraph()
+        for u, v, key in self.del_edges:
+            if multi:
+                G.remove_edge(u, v, key)
+            else:
+                G.remove_edge(u, v)
+        G.remove_nodes_from(self.gone_nodes)
+        # the *_from forms: attribute names need not be strings
+        G.add_nodes_from(self.new_nodes.items())
+        if multi:
+            G.add_edges_from(self.add_edges)
+        else:
+            G.add_edges_from((u, v, attrs) for u, v, _, attrs in self.add_edges)
+
+    @property
+    def empty(self):
+        return not (self.new_nodes or self.gone_nodes or self.del_edges or self.add_edges)
+
+
+class IncrementalMatcher:
+    """Maintain the matches of pattern ``H`` in a data graph ``G`` under batches of updates.
+
+    Parameters
+    ----------
+    G : networkx.Graph, DiGraph, MultiGraph or MultiDiGraph
+        The data graph. The matcher keeps its own copy (attribute dicts are copied shallowly);
+        ``G`` itself is never modified unless ``sync=True``.
+    H : NetworkX graph of the same directedness
+        The pattern (copied; later changes to ``H`` have no effect).
+    induced : bool
+        False: monomorphisms (non-induced, as ``subgraph_monomorphisms_iter``); True: node-induced
+        subgraph isomorphisms (``subgraph_isomorphisms_iter``).
+    node_match, edge_match : callable, optional
+        As in NetworkX's GraphMatcher (for multigraphs ``edge_match`` receives the key-dicts of all
+        parallel edges between two nodes).
+    engine : str
+        The engine that runs the anchored searches (``"auto"``, ``"cpu"``, ...).
+    sync : bool
+        If True, ``G`` receives the same updates after each successful batch (with the keys the
+        matcher resolved for multigraph edges). ``G`` must then not be changed by other means.
+
+    Examples
+    --------
+    >>> import networkx as nx, nx_gsm
+    >>> m = nx_gsm.IncrementalMatcher(nx.path_graph(3), nx.complete_graph(3))
+    >>> m.count()
+    0
+    >>> d = m.apply(insert=[(0, 2)])
+    >>> d.num_added, d.num_removed, m.count()
+    (6, 0, 6)
+    >>> d = m.apply(delete=[(0, 1)], insert=[(0, 3), (1, 3)])
+    >>> d.num_added, d.num_removed, m.count()
+    (0, 6, 0)
+    """
+
+    # the local path is used while a region has at most max(_LOCAL_MIN, |V| // _LOCAL_FRACTION)
+    # nodes; larger regions go to the full path (one copy and conversion of G per batch)
+    _LOCAL_MIN = 256
+    _LOCAL_FRACTION = 8
+
+    def __init__(self, G, H, *, induced=False, node_match=None, edge_match=None, engine="auto",
+                 sync=False):
+        from .api import _engine
+
+        for X, name in ((G, "G"), (H, "H")):
+            if not isinstance(X, nx.Graph):
+                raise TypeError(f"{name} must be a NetworkX graph, got {type(X).__name__}")
+        if G.is_directed() != H.is_directed():
+            raise nx.NetworkXError("IncrementalMatcher: G and H must have the same directedness")
+        for f, name in ((node_match, "node_match"), (edge_match, "edge_match")):
+            if f is not None and not callable(f):
+                raise TypeError(f"{name} must be callable or None, got {type(f).__name__}")
+        if sync and nx.is_frozen(G):
+            raise nx.NetworkXError("IncrementalMatcher: sync=True needs a mutable G (it is frozen)")
+        self._engine = _engine(engine)
+        self.induced = bool(induced)
+        self._mode = "induced" if induced else "mono"
+        self.node_match = node_match
+        self.edge_match = edge_match
+        self.sync = bool(sync)
+        self._user = G
+        self._G = G.copy()
+        self._H = H.copy()
+        self._directed = G.is_directed()
+        self._multi = G.is_multigraph()
+        self._h = self._convert(self._H)
+        self._g = None  # GsmGraph of self._G, built lazily and reused by the next batch
+        self._count = None
+        self._local = "auto"  # "auto" | "always" | "never" (tests force both paths)
+        self._pattern_tables()
+
+    # -- setup ------------------------------------------------------------------------------
+    def _convert(self, X):
+        return from_networkx(X, preserve_node_attrs=self.node_match is not None,
+                             preserve_edge_attrs=self.edge_match is not None)
+
+    def _pattern_tables(self):
+        H = self._H
+        keys = self._h.node_keys
+        self._hid = self._h.key_to_id
+        self._hmult = {}
+        for a in keys:
+            for b, _ in _succ(H)[a].items():
+                self._hmult[a, b] = _mult(H, a, b)
+        self._hloops = {a: self._hmult.get((a, a), 0) for a in keys}
+        self._mono_pairs = [(a, b) for (a, b) in self._hmult if a != b]
+        self._all_pairs = [(a, b) for a in keys for b in keys if a != b]
+        if self.induced:
+            self._loop_nodes = list(keys)
+        else:
+            self._loop_nodes = [a for a in keys if self._hloops[a]]
+        pred = H._pred if self._directed else H._adj
+        self._isolated = [a for a in keys if not _succ(H)[a] and not pred[a]]
+        # local path: every image node lies within diam(H) (ignoring direction) of an anchored
+        # node, so a connected pattern can be searched in a ball around each changed pair
+        U = H.to_undirected(as_view=True) if self._directed else H
+        if len(keys) and nx.is_connected(U):
+            self._radius = max(nx.eccentricity(U).values()) if len(keys) > 1 else 0
+        else:
+            self._radius = None
+
+    # -- public -----------------------------------------------------------------------------
+    @property
+    def graph(self):
+        """A read-only view of the matcher's current data graph."""
+        return nx.freeze(self._G.copy(as_view=True))
+
+    @property
+    def pattern(self):
+        """A read-only view of the pattern."""
+        return nx.freeze(self._H.copy(as_view=True))
+
+    def count(self):
+        """The current number of matches (exact int). Counted from scratch on the first call, then
+        kept up to date by each batch's ``num_added - num_removed``."""
+        if self._count is None:
+            if self._h.n == 0:
+                self._count = 1  # GraphMatcher: the empty pattern has one (empty) mapping
+            else:
+                plan = self._plan(self._full_gsm(), None)
+                self._count = 0 if plan.empty else int(self._engine.count(plan))
+        return self._count
+
+    def matches(self):
+        """Iterate over the current matches (``{G_node: H_node}`` dicts), from scratch."""
+        if self._h.n == 0:
+            yield {}
+            return
+        hk = self._h.node_keys
+        for t in self._search(self._full_gsm(), [None]):
+            yield dict(zip(t, hk))
+
+    def apply(self, insert=None, delete=None, nodes=None, delete_nodes=None, *,
+              source="source", target="target", edge_key=None, edge_attr=True):
+        """Apply one batch atomically and return its net change as a :class:`BatchResult`.
+
+        Parameters
+        ----------
+        insert, delete : edge lists or DataFrames, optional
+            Tuples as NetworkX's ``add_edges_from`` / ``remove_edges_from`` take them: ``(u, v)``
+            or ``(u, v, attrs)``; for multigraphs also ``(u, v, key)`` and ``(u, v, key, attrs)``
+            (a 3-tuple whose third item is a dict is ``attrs`` for inserts, otherwise a key).
+            Or a pandas DataFrame with ``source``/``target`` columns, an optional ``edge_key``
+            column and attribute columns (``edge_attr``: True = every other column, None = none,
+            a name or list of names), as :func:`networkx.from_pandas_edgelist`; a cudf DataFrame
+            (anything with ``to_pandas()``) is converted first. Attributes of deleted edges are
+            ignored.
+        nodes : iterable, optional
+            New nodes: ``n`` or ``(n, attrs)``. Adding an existing node is an error. Endpoints of
+            inserted edges that are not in the graph are created with no attributes, unless
+            ``node_match`` is set, in which case they must be given here.
+        delete_nodes : iterable, optional
+            Nodes to delete with all their edges.
+
+        Batch semantics (order-free): every deletion refers to an item of the graph *before* the
+        batch, every insertion adds a new item. In a simple graph an edge given both in ``delete``
+        and ``insert`` is replaced (its attributes become the inserted ones) if it existed, and the
+        pair cancels out if it did not; inserting an existing edge without deleting it, deleting a
+        missing one, or giving the same edge twice in ``insert`` (or in ``delete``) is an error.
+        In a multigraph an edge is ``(u, v, key)``: keyed items follow the simple-graph rules per
+        key; a keyless delete removes one parallel edge of ``G_before`` (the most recently added
+        ones first, NetworkX's ``remove_edge`` rule, skipping keyed deletions); a keyless insert
+        gets a new key (NetworkX's ``new_edge_key`` rule, in row order, after the deletions and the
+        keyed inserts). Inserting edges at a deleted node, or adding a deleted node, is an error.
+
+        Any error raises :class:`BatchError` (a ``ValueError`` and ``NetworkXError``) naming the
+        item, and leaves the matcher (and, with ``sync=True``, ``G``) unchanged.
+        """
+        batch = self._normalise(insert, delete, nodes, delete_nodes, source, target, edge_key,
+                                edge_attr)
+        if batch.empty:
+            return BatchResult([], [], self._count)
+        # nothing below changes any state until the commit, so an exception from a user callable
+        # during the searches leaves the matcher as it was
+        before, after, G1, g1 = self._delta(batch)
+        hk = self._h.node_keys
+        added = [dict(zip(t, hk)) for t in after - before]
+        removed = [dict(zip(t, hk)) for t in before - after]
+        # commit (cannot fail: every item was validated against the current graph)
+        if G1 is not None:
+            self._G, self._g = G1, g1
+        else:
+            batch.apply_to(self._G)
+            self._g = None
+        if self._count is not None:
+            self._count += len(added) - len(removed)
+        if self.sync:
+            batch.apply_to(self._user)
+        return BatchResult(added, removed, self._count)
+
+    # -- batch normalisation ----------------------------------------------------------------
+    def _pair(self, u, v):
+        return (u, v) if self._directed else frozenset((u, v))
+
+    def _normalise(self, insert, delete, nodes, delete_nodes, source, target, edge_key,
+                   edge_attr):
+        G0 = self._G
+        multi = self._multi
+        b = _Batch()
+        ins = _edge_rows(insert, "insert", multi, True, source, target, edge_key, edge_attr)
+        dels = _edge_rows(delete, "delete", multi, False, source, target, edge_key, edge_attr)
+
+        # nodes
+        def node_list(what, arg):
+            if arg is not None and not _is_frame(arg) and callable(getattr(arg, "to_pandas",
+                                                                           None)):
+                arg = arg.to_pandas()  # e.g. a cudf Series of node keys
+            if _is_frame(arg):
+                raise BatchError(f"{what}: DataFrames are not supported here; pass a list of "
+                                 f"nodes or (node, attrs) pairs")
+            if isinstance(arg, np.ndarray):
+                arg = arg.tolist()
+            return arg
+
+        nodes = node_list("nodes", nodes)
+        delete_nodes = node_list("delete_nodes", delete_nodes)
+        if nodes is not None:
+            if isinstance(nodes, (str, bytes)) or not isinstance(nodes, cabc.Iterable):
+                raise BatchError(f"nodes: expected an iterable of nodes, got {nodes!r}")
+            for i, item in enumerate(nodes):
+                where = f"nodes[{i}]"
+                if (isinstance(item, tuple) and len(item) == 2
+                        and isinstance(item[1], cabc.Mapping)):
+                    n, attrs = item
+                else:
+                    n, attrs = item, {}
+                _check_node(n, where)
+                if n in G0:
+                    raise BatchError(f"{where}: node {n!r} already exists")
+                if n in b.new_nodes:
+                    raise BatchError(f"{where}: node {n!r} is given twice")
+                b.new_nodes[n] = dict(attrs)
+        gone = {}
+        if delete_nodes is not None:
+            if isinstance(delete_nodes, (str, bytes)) or not isinstance(delete_nodes,
+                                                                       cabc.Iterable):
+                raise BatchError(f"delete_nodes: expected an iterable of nodes, "
+                                 f"got {delete_nodes!r}")
+            for i, n in enumerate(delete_nodes):
+                where = f"delete_nodes[{i}]"
+                _check_node(n, where)
+                if n not in G0:
+                    raise BatchError(f"{where}: node {n!r} is not in the graph")
+                if n in gone:
+                    raise BatchError(f"{where}: node {n!r} is given twice")
+                gone[n] = i
+        b.gone_nodes = list(gone)
+
+        # endpoints of inserted edges
+        for i, (u, v, _, _) in enumerate(ins):
+            for n in (u, v):
+                if n in gone:
+                    raise BatchError(f"insert[{i}]: node {n!r} is deleted in this batch")
+                if n not in G0 and n not in b.new_nodes:
+                    if self.node_match is not None:
+                        raise BatchError(
+                            f"insert[{i}]: node {n!r} is not in the graph and node_match needs "
+                            f"its attributes: add it with nodes=[({n!r}, {{...}})]")
+                    b.new_nodes[n] = {}
+        for i, (u, v, _, _) in enumerate(dels):
+            for n in (u, v):
+                # a new node's edge can only be deleted if it is inserted here too (cancels)
+                if n not in G0 and n not in b.new_nodes:
+                    raise BatchError(f"delete[{i}]: edge {(u, v)!r} is not in the graph "
+                                     f"(node {n!r} is not)")
+
+        if multi:
+            self._resolve_multi(b, ins, dels)
+        else:
+            self._resolve_simple(b, ins, dels)
+
+        # every pair incident to a deleted node changes
+        for n in b.gone_nodes:
+            for v in _succ(G0)[n]:
+                b.touched.setdefault(self._pair(n, v), (n, v))
+            if self._directed:
+                for v in G0._pred[n]:
+                    b.touched.setdefault(self._pair(v, n), (v, n))
+        return b
+
+    def _resolve_simple(self, b, ins, dels):
+        G0 = self._G
+        seen_ins, seen_del = {}, {}
+        for i, (u, v, _, _) in enumerate(dels):
+            p = self._pair(u, v)
+            if p in seen_del:
+                raise BatchError(f"delete[{i}]: edge {(u, v)!r} is given twice "
+                                 f"(also delete[{seen_del[p]}])")
+            seen_del[p] = i
+        for i, (u, v, _, _) in enumerate(ins):
+            p = self._pair(u, v)
+            if p in seen_ins:
+                raise BatchError(f"insert[{i}]: edge {(u, v)!r} is given twice "
+                                 f"(also insert[{seen_ins[p]}])")
+            seen_ins[p] = i
+        for i, (u, v, _, _) in enumerate(dels):
+            p = self._pair(u, v)
+            exists = _datum(G0, u, v) is not None
+            if not exists and p not in seen_ins:
+                raise BatchError(f"delete[{i}]: edge {(u, v)!r} is not in the graph")
+            if exists:
+                b.del_edges.append((u, v, None))
+                b.touched.setdefault(p, (u, v))
+            # not exists but inserted in this batch: insert + delete cancel out
+        for i, (u, v, _, attrs) in enumerate(ins):
+            p = self._pair(u, v)
+            exists = _datum(G0, u, v) is not None
+            if exists and p not in seen_del:
+                raise BatchError(f"insert[{i}]: edge {(u, v)!r} is already in the graph (delete "
+                                 f"it in the same batch to replace its attributes)")
+            if exists or p not in seen_del:
+                b.add_edges.append((u, v, None, attrs))
+                b.touched.setdefault(p, (u, v))
+
+    def _resolve_multi(self, b, ins, dels):
+        G0 = self._G
+        keyed_ins, keyed_del = {}, {}  # (pair, key) -> row index
+        for i, (u, v, key, _) in enumerate(ins):
+            if key is not _NOKEY:
+                pk = (self._pair(u, v), key)
+                if pk in keyed_ins:
+                    raise BatchError(f"insert[{i}]: edge {(u, v, key)!r} is given twice "
+                                     f"(also insert[{keyed_ins[pk]}])")
+                keyed_ins[pk] = i
+        for i, (u, v, key, _) in enumerate(dels):
+            if key is not _NOKEY:
+                pk = (self._pair(u, v), key)
+                if pk in keyed_del:
+                    raise BatchError(f"delete[{i}]: edge {(u, v, key)!r} is given twice "
+                                     f"(also delete[{keyed_del[pk]}])")
+                keyed_del[pk] = i
+        # keyed deletions
+        deleted = {}  # pair -> set of keys removed from G0
+        for i, (u, v, key, _) in enumerate(dels):
+            if key is _NOKEY:
+                continue
+            p = self._pair(u, v)
+            kd = _datum(G0, u, v)
+            if kd is not None and key in kd:
+                b.del_edges.append((u, v, key))
+                deleted.setdefault(p, set()).add(key)
+                b.touched.setdefault(p, (u, v))
+            elif (p, key) not in keyed_ins:
+                raise BatchError(f"delete[{i}]: edge {(u, v, key)!r} is not in the graph")
+        # keyless deletions: the most recently added remaining parallel edges of G0
+        pending = {}
+        for i, (u, v, key, _) in enumerate(dels):
+            if key is _NOKEY:
+                p = self._pair(u, v)
+                pending.setdefault(p, [u, v, 0, i])[2] += 1
+        for p, (u, v, c, i) in pending.items():
+            kd = _datum(G0, u, v) or {}
+            left = [k for k in kd if k not in deleted.get(p, ())]
+            if c > len(left):
+                why = ("is not in the graph" if not kd
+                       else f"only {len(left)} parallel edges are left")
+                raise BatchError(
+                    f"delete[{i}]: edge {(u, v)!r} is deleted {c} times without keys but {why}")
+            for k in left[len(left) - c:][::-1]:
+                b.del_edges.append((u, v, k))
+                deleted.setdefault(p, set()).add(k)
+            b.touched.setdefault(p, (u, v))
+        # keyed insertions
+        final = {}  # pair -> dict of keys present after the batch (for new keys)
+
+        def keys_after(p, u, v):
+            if p not in final:
+                kd = _datum(G0, u, v) or {}
+                final[p] = {k: None for k in kd if k not in deleted.get(p, ())}
+            return final[p]
+
+        for i, (u, v, key, attrs) in enumerate(ins):
+            if key is _NOKEY:
+                continue
+            p = self._pair(u, v)
+            kd = _datum(G0, u, v)
+            in_g0 = kd is not None and key in kd
+            if in_g0 and key not in deleted.get(p, ()):
+                raise BatchError(f"insert[{i}]: edge {(u, v, key)!r} is already in the graph "
+                                 f"(delete it in the same batch to replace it)")
+            if not in_g0 and (p, key) in keyed_del:
+                continue  # inserted and deleted in this batch: cancels out
+            keys_after(p, u, v)[key] = None
+            b.add_edges.append((u, v, key, attrs))
+            b.touched.setdefault(p, (u, v))
+        # keyless insertions: NetworkX's new_edge_key over the keys present at that point
+        for i, (u, v, key, attrs) in enumerate(ins):
+            if key is not _NOKEY:
+                continue
+            p = self._pair(u, v)
+            ks = keys_after(p, u, v)
+            k = len(ks)
+            while k in ks:
+                k += 1
+            ks[k] = None
+            b.add_edges.append((u, v, k, attrs))
+            b.touched.setdefault(p, (u, v))
+
+    # -- searching --------------------------------------------------------------------------
+    def _full_gsm(self):
+        if self._g is None:
+            self._g = self._convert(self._G)
+        return self._g
+
+    def _plan(self, g, anchors):
+        return make_plan(g, self._h, self._mode, node_match=self.node_match,
+                         edge_match=self.edge_match, anchors=anchors)
+
+    def _search(self, g, anchor_list):
+        """Mappings (tuples of G keys in H's node order) of every anchored plan, deduplicated.
+        ``anchor_list`` holds dicts {H key: G key} (None = unanchored)."""
+        out = set()
+        gid, hid, gk = g.key_to_id, self._hid, g.node_keys
+        k = self._h.n
+        for anc in anchor_list:
+            ids = None if anc is None else {hid[a]: gid[x] for a, x in anc.items()}
+            plan = self._plan(g, ids)
+            if plan.empty:
+                continue
+            inv = np.empty(k, dtype=np.int64)
+            inv[plan.order] = np.arange(k)
+            for chunk in self._engine.iter_chunks(plan):
+                for row in chunk[:, inv].tolist():
+                    out.add(tuple([gk[v] for v in row]))
+        return out
+
+    def _node_ok(self, S, x, a, cache):
+        if self.node_match is None:
+            return True
+        key = (x, a)
+        r = cache.get(key)
+        if r is None:
+            r = cache[key] = bool(self.node_match(S._node[x], self._H._node[a]))
+        return r
+
+    def _mult_ok(self, have, need):
+        return have == need if self.induced else have >= need
+
+    def _anchors(self, S, changed, nodes, cache):
+        """Anchor dicts {H key: G key} for side ``S`` (cheap necessary conditions prune)."""
+        out, seen = [], set()
+        hm, hl = self._hmult, self._hloops
+        pairs = self._all_pairs if self.induced else self._mono_pairs
+
+        def add(anc):
+            f = frozenset(anc.items())
+            if f not in seen:
+                seen.add(f)
+                out.append(anc)
+
+        def loop_ok(x, a):
+            return self._mult_ok(_mult(S, x, x), hl[a]) and self._node_ok(S, x, a, cache)
+
+        for x, y in changed:
+            if x not in S or y not in S:
+                continue
+            if x == y:
+                for a in self._loop_nodes:
+                    if loop_ok(x, a):
+                        add({a: x})
+                continue
+            mxy, myx = _mult(S, x, y), _mult(S, y, x)
+            for a, b in pairs:
+                if not (self._mult_ok(mxy, hm.get((a, b), 0))
+                        and self._mult_ok(myx, hm.get((b, a), 0))):
+                    continue
+                if loop_ok(x, a) and loop_ok(y, b):
+                    add({a: x, b: y})
+        for n in nodes:
+            for a in self._isolated:
+                if loop_ok(n, a):
+                    add({a: n})
+        return out
+
+    def _delta(self, batch):
+        """(mappings of G_before, mappings of G_after) that use a changed pair or a new/deleted
+        node, plus (G_after, its GsmGraph) when the full path built them, else (None, None)."""
+        if self._h.n == 0:
+            return set(), set(), None, None
+        G0 = self._G
+        # one group per unordered node pair: both orientations share one local region
+        groups = {}
+        for u, v in batch.touched.values():
+            groups.setdefault(frozenset((u, v)), []).append((u, v))
+        if self._isolated:  # new / deleted nodes matter only through isolated pattern nodes
+            for n in batch.gone_nodes:
+                groups.setdefault(frozenset((n,)), [])
+            for n in batch.new_nodes:
+                groups.setdefault(frozenset((n,)), [])
+        gone, new = set(batch.gone_nodes), batch.new_nodes
+        cache = {}
+        before, after = set(), set()
+        rest = list(groups.items())
+        if self._radius is not None and self._local != "never":
+            limit = None if self._local == "always" else max(self._LOCAL_MIN,
+                                                             len(G0) // self._LOCAL_FRACTION)
+            reg = _Regions(G0, batch, self._radius, limit)
+            rest = []
+            for centres, pairs in groups.items():
+                r = reg.region(centres)
+                if r is None:  # the region is too large: the full path below takes it
+                    rest.append((centres, pairs))
+                    continue
+                L0, L1 = r
+                changed = [(u, v) for u, v in pairs
+                           if not _same(_datum(L0, u, v), _datum(L1, u, v))]
+                n0 = [n for n in centres if n in gone]
+                n1 = [n for n in centres if n in new]
+                if changed or n0:
+                    before |= self._search_graph(L0, self._anchors(L0, changed, n0, cache))
+                if changed or n1:
+                    after |= self._search_graph(L1, self._anchors(L1, changed, n1, cache))
+        G1 = g1 = None
+        if rest:
+            G1 = G0.copy()
+            batch.apply_to(G1)
+            g1 = self._convert(G1)
+            pairs = [p for _, ps in rest for p in ps]
+            changed = [(u, v) for u, v in pairs if not _same(_datum(G0, u, v), _datum(G1, u, v))]
+            n0 = [n for c, _ in rest for n in c if n in gone]
+            n1 = [n for c, _ in rest for n in c if n in new]
+            before |= self._search(self._full_gsm(), self._anchors(G0, changed, n0, cache))
+            after |= self._search(g1, self._anchors(G1, changed, n1, cache))
+        return before, after, G1, g1
+
+    def _search_graph(self, L, anchors):
+        if not anchors:
+            return set()
+        return self._search(self._convert(L), anchors)
+
+
+def _nbrs(G, u):
+    """Neighbours of ``u`` ignoring direction (may repeat for directed graphs)."""
+    if G.is_directed():
+        return list(G._succ[u]) + list(G._pred[u])
+    return G._adj[u]
+
+
+def _induced(cls, nodes, edges, multi):
+    """A fresh graph of class ``cls`` from ``(node, attrs)`` and ``(u, v, datum)`` (attribute dicts
+    copied shallowly; multigraph data are key-dicts)."""
+    L = cls()
+    L.add_nodes_from(nodes)
+    if multi:
+        L.add_edges_from((u, v, k, d) for u, v, kd in edges for k, d in kd.items())
+    else:
+        L.add_edges_from(edges)
+    return L
+
+
+class _Regions:
+    """Local regions for the local path: for a set of centre nodes, the induced subgraphs of
+    ``G_before`` and ``G_after`` on every node within ``radius`` (ignoring direction) of a centre
+    in either graph, built without materialising ``G_after``.
+
+    ``T1`` is ``G_after`` induced on the touched nodes ``NT`` (endpoints of changed pairs, new and
+    deleted nodes); every other pair is the same in both graphs.
+    """
+
+    def __init__(self, G0, batch, radius, limit):
+        self.G0, self.radius, self.limit = G0, radius, limit
+        self.multi = G0.is_multigraph()
+        NT = set(batch.new_nodes) | set(batch.gone_nodes)
+        for u, v in batch.touched.values():
+            NT.add(u)
+            NT.add(v)
+        self.NT = NT
+        self.T1 = self._build_g0(NT)
+        batch.apply_to(self.T1)  # every item of the batch lies inside NT
+
+    def _build_g0(self, B):
+        G0 = self.G0
+        succ = _succ(G0)
+        nodes = [n for n in B if n in G0]
+        return _induced(G0.__class__, ((n, G0._node[n]) for n in nodes),
+                        ((u, v, d) for u in nodes for v, d in succ[u].items() if v in B),
+                        self.multi)
+
+    def _local(self, B, after):
+        """``G_before[B]`` or ``G_after[B]`` as a read-only graph that shares the attribute
+        objects of ``G0`` / ``T1`` (built directly as dicts: these graphs are only read)."""
+        G0, T1, NT = self.G0, self.T1, self.NT
+        directed = G0.is_directed()
+
+        def rows(adj0, adj1):
+            out = {}
+            for n in B:
+                if n in NT and after:
+                    if n not in T1:
+                        continue  # deleted
+                    row = {v: d for v, d in adj1[n].items() if v in B}
+                    if n in G0:
+                        row.update((v, d) for v, d in adj0[n].items()
+                                   if v in B and v not in NT)
+                elif n in G0:
+                    row = {v: d for v, d in adj0[n].items() if v in B}
+                else:
+                    continue  # new node, before the batch
+                out[n] = row
+            return out
+
+        L = G0.__class__()
+        succ = rows(_succ(G0), _succ(T1))
+        L._node = {n: (T1._node[n] if n in NT and after else G0._node[n]) for n in succ}
+        L._adj = succ
+        if directed:
+            L._succ = succ
+            L._pred = rows(G0._pred, T1._pred)
+        return L
+
+    def _adj1(self, u):
+        if u not in self.NT:
+            return _nbrs(self.G0, u)
+        out = list(_nbrs(self.T1, u)) if u in self.T1 else []
+        if u in self.G0 and u in self.T1:
+            out.extend(v for v in _nbrs(self.G0, u) if v not in self.NT)
+        return out
+
+    def _ball(self, adj, centres, exists):
+        seen = {c for c in centres if exists(c)}
+        frontier = list(seen)
+        for _ in range(self.radius):
+            nxt = []
+            for u in frontier:
+                for v in adj(u):
+                    if v not in seen:
+                        seen.add(v)
+                        nxt.append(v)
+                if self.limit is not None and len(seen) > self.limit:
+                    return None
+            frontier = nxt
+        return seen
+
+    def region(self, centres):
+        """(G_before[B], G_after[B]) for the ball B around ``centres``, or None if too large."""
+        G0, T1, NT = self.G0, self.T1, self.NT
+        b0 = self._ball(lambda u: _nbrs(G0, u), centres, lambda n: n in G0)
+        if b0 is None:
+            return None
+        b1 = self._ball(self._adj1, centres,
+                        lambda n: (n in T1) if n in NT else (n in G0))
+        if b1 is None:
+            return None
+        B = b0 | b1
+        return self._local(B, False), self._local(B, True)
