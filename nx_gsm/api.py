@@ -67,16 +67,24 @@ def _check_callable(f, name):
         raise TypeError(f"{name} must be callable or None, got {type(f).__name__}")
 
 
-def _strict_label(fn_name, items, attr, what):
-    for i, d in enumerate(items):
+def _strict_label(fn_name, items, names, attr, what):
+    """Every item must carry ``attr`` with a hashable value; errors name the item."""
+    for d, name in zip(items, names):
         if attr not in d:
-            raise nx.NetworkXError(f"{fn_name}: {what} {i} has no attribute {attr!r}")
+            raise nx.NetworkXError(f"{fn_name}: {what} {name!r} has no attribute {attr!r}")
         try:
             hash(d[attr])
         except TypeError:
             raise TypeError(
-                f"{fn_name}: {what} {i} has an unhashable {attr!r} value {d[attr]!r}"
+                f"{fn_name}: {what} {name!r} has an unhashable {attr!r} value {d[attr]!r}"
             ) from None
+
+
+def _edge_names(x):
+    """(u, v) key pairs aligned with x.edge_data (the out-CSR entries)."""
+    keys = x.node_keys
+    rows = np.repeat(np.arange(x.n), np.diff(x.indptr))
+    return [(keys[u], keys[v]) for u, v in zip(rows.tolist(), x.indices.tolist())]
 
 
 def _label_match(attr):
@@ -114,14 +122,15 @@ def prepare(G, H, mode, *, node_match=None, edge_match=None, node_label=None, ed
     want_nodes = node_match is not None or vf2pp_label is not None
     g = as_gsm(G, node_attrs=want_nodes, edge_attrs=edge_match is not None)
     h = as_gsm(H, node_attrs=want_nodes, edge_attrs=edge_match is not None)
-    for X, x, nm in ((G, g, "G"), (H, h, "H")):
+    for x, nm in ((g, "G"), (h, "H")):
         if node_label is not None:
-            _strict_label(fn_name, x.node_data or [], node_label, f"{nm} node")
+            _strict_label(fn_name, x.node_data or [], x.node_keys, node_label, f"{nm} node")
         if edge_label is not None:
-            items = x.edge_data or []
+            items, names = x.edge_data or [], _edge_names(x)
             if x.multigraph:
+                names = [nm_ for kd, nm_ in zip(items, names) for _ in kd]
                 items = [d for kd in items for d in kd.values()]
-            _strict_label(fn_name, items, edge_label, f"{nm} edge")
+            _strict_label(fn_name, items, names, edge_label, f"{nm} edge")
     plan = make_plan(g, h, mode, node_match=node_match, edge_match=edge_match,
                      node_label=vf2pp_label, default_label=vf2pp_default)
     return plan, g, h

@@ -1,11 +1,21 @@
 """The ``nx-gsm`` command.
 
-    nx-gsm demo                         match bundled yeast queries, check published counts
-    nx-gsm match DATA PATTERN [--induced] [--count] [--limit N] [--engine E] [--output F]
-    nx-gsm info                         versions, devices, engines and why any is unavailable
+    nx-gsm demo                      match bundled yeast queries, check the published counts
+    nx-gsm match DATA PATTERN        find (or --count) embeddings of PATTERN in DATA
+    nx-gsm explain DATA PATTERN      what the planner would do (text, or --json)
+    nx-gsm info                      versions, devices, engines and why any is unavailable
+    nx-gsm bench [--suite S ...]     run benchmark suites (source checkout), write a report
+    nx-gsm report RECORD.json ...    Markdown + PNG figures from benchmark records
 
-Graphs are read by extension: ``.graph`` (t/v/e), ``.graphml``, ``.gml``, anything else as a
-whitespace edge list. Errors print one line to stderr and exit with status 2.
+Graph files are read by extension (``--format`` overrides): ``.graph`` (t/v/e), ``.csv``/``.tsv``
+(header row; ``source``/``target`` columns, ``source_<attr>``/``target_<attr>`` node attributes,
+other columns edge attributes), ``.graphml``/``.xml``, ``.gml``, anything else a whitespace edge
+list ``u v [label]``. See :mod:`nx_gsm.interop.formats`.
+
+Exit status: 0 success; 1 the demo found a wrong count, or a benchmark found a count mismatch;
+2 an error (one line on stderr: ``nx-gsm <command>: error: ...``); 3 the search stopped at
+``--timeout`` (the results printed are partial, and stderr says ``partial: timeout``); 130
+interrupted by Ctrl-C (results so far printed, stderr says ``partial: interrupted``).
 """
 
 from __future__ import annotations
@@ -13,25 +23,59 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import os
 import sys
 import time
+from pathlib import Path
+
+EXIT_OK = 0
+EXIT_FAIL = 1
+EXIT_ERROR = 2
+EXIT_TIMEOUT = 3
+EXIT_INTERRUPTED = 130
 
 
-def _read(path, *, edge_labels=True):
-    import networkx as nx
-
-    from .interop.files import read_graph
-
-    low = str(path).lower()
-    if low.endswith(".graph"):
-        return read_graph(path, edge_labels=edge_labels)
-    if low.endswith(".graphml"):
-        return nx.read_graphml(path)
-    if low.endswith(".gml"):
-        return nx.read_gml(path)
-    return nx.read_edgelist(path)
+class CliError(Exception):
+    """An error reported as one line on stderr (exit status 2)."""
 
 
+# -- reading ----------------------------------------------------------------------------------
+def _read(path, args=None, *, role="graph", edge_labels=True):
+    from .interop.formats import read_any
+
+    kw = {}
+    if args is not None:
+        kw = dict(fmt=args.format, directed=args.directed, csv_source=args.csv_source,
+                  csv_target=args.csv_target, csv_delimiter=args.csv_delimiter)
+    try:
+        return read_any(path, edge_labels=edge_labels, **kw)
+    except FileNotFoundError:
+        raise CliError(f"{role} file {path}: no such file") from None
+    except IsADirectoryError:
+        raise CliError(f"{role} file {path}: is a directory") from None
+    except PermissionError:
+        raise CliError(f"{role} file {path}: permission denied") from None
+    except (ValueError, OSError) as exc:
+        msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise CliError(f"cannot read {role} file: {msg}") from None
+
+
+def _read_pair(args):
+    G = _read(args.data, args, role="data graph")
+    H = _read(args.pattern, args, role="pattern", edge_labels=not args.no_edge_labels)
+    return G, H
+
+
+def _match_kwargs(args):
+    kw = {"engine": args.engine}
+    if args.label:
+        kw["node_label"] = args.label
+    if args.edge_label:
+        kw["edge_label"] = args.edge_label
+    return kw
+
+
+# -- demo -------------------------------------------------------------------------------------
 def _demo(args):
     from . import api
     from .data import demo_graph_path, demo_queries
@@ -51,45 +95,218 @@ def _demo(args):
         ok = count == published
         bad += not ok
         print(f"{path.name:<26}{H.number_of_nodes():>4}{count:>12}{published:>12}{dt:>9.3f}  "
-              f"{'yes' if ok else 'NO'}")
+              f"{'yes' if ok else 'NO'}", flush=True)
     path, _ = demo_queries()[2]
     H = _read(path, edge_labels=False)
     first = next(api.subgraph_monomorphisms(G, H, node_label="label", engine=args.engine))
     print(f"one match of {path.name} ({{yeast node: query node}}): {first}")
     print("first call includes JIT compilation (cached for later runs)")
-    return 1 if bad else 0
+    return EXIT_FAIL if bad else EXIT_OK
+
+
+# -- match ------------------------------------------------------------------------------------
+def _partial_line(reason, timeout, found, what):
+    if reason == "timeout":
+        head = f"partial: timeout after {timeout:g} s"
+    else:
+        head = "partial: interrupted"
+    print(f"{head}; {found} {what} found so far (a lower bound)", file=sys.stderr, flush=True)
+    return EXIT_TIMEOUT if reason == "timeout" else EXIT_INTERRUPTED
+
+
+def _check_output(path):
+    if path is None:
+        return None
+    low = path.lower()
+    for ext, kind in ((".csv", "csv"), (".jsonl", "jsonl"), (".ndjson", "jsonl"),
+                      (".parquet", "parquet")):
+        if low.endswith(ext):
+            break
+    else:
+        raise CliError(f"--output {path}: unknown extension; use .csv, .jsonl or .parquet")
+    if kind == "parquet":
+        try:
+            import pandas  # noqa: F401
+            import pyarrow  # noqa: F401
+        except ImportError:
+            raise CliError("--output .parquet needs pandas and pyarrow "
+                           "(pip install pandas pyarrow)") from None
+    parent = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(parent):
+        raise CliError(f"--output {path}: folder {parent} does not exist")
+    return kind
+
+
+class _Rows:
+    """Writes one row per match: the data node each pattern node maps to.
+
+    Parquet is written in row groups of ``_PARQUET_ROWS`` rows, so memory stays bounded however
+    many matches there are; its columns are int64 when every data node key is an int, else
+    strings.
+    """
+
+    _PARQUET_ROWS = 1 << 16
+
+    def __init__(self, kind, path, hnodes, G):
+        self.kind, self.path, self.hnodes = kind, path, hnodes
+        self.n = 0
+        self.fh = None
+        if kind == "parquet":
+            import pyarrow as pa
+            import pyarrow.parquet as pq
+
+            self.int_keys = all(type(v) is int for v in G)
+            typ = pa.int64() if self.int_keys else pa.string()
+            self.schema = pa.schema([(str(h), typ) for h in hnodes])
+            self.writer = pq.ParquetWriter(path, self.schema)
+            self.cols = [[] for _ in hnodes]
+            return
+        self.fh = open(path, "w", newline="", encoding="utf-8") if path else sys.stdout
+        if kind != "jsonl":
+            self.w = csv.writer(self.fh, lineterminator="\n")
+            self.w.writerow(hnodes)
+            self.fh.flush()  # the header is out before the search starts
+
+    def add(self, m):
+        inv = {h: g for g, h in m.items()}
+        if self.kind == "parquet":
+            for col, h in zip(self.cols, self.hnodes):
+                col.append(inv[h] if self.int_keys else str(inv[h]))
+            if len(self.cols[0]) >= self._PARQUET_ROWS:
+                self._flush()
+        elif self.kind == "jsonl":
+            self.fh.write(json.dumps({str(h): inv[h] for h in self.hnodes}, default=str) + "\n")
+        else:
+            self.w.writerow([inv[h] for h in self.hnodes])
+        self.n += 1
+
+    def _flush(self):
+        import pyarrow as pa
+
+        if self.cols and self.cols[0]:
+            self.writer.write_table(pa.Table.from_arrays(
+                [pa.array(c, type=f.type) for c, f in zip(self.cols, self.schema)],
+                schema=self.schema))
+            self.cols = [[] for _ in self.hnodes]
+
+    def close(self):
+        if self.kind == "parquet":
+            self._flush()
+            self.writer.close()
+        elif self.fh is not None:
+            self.fh.flush()
+            if self.fh is not sys.stdout:
+                self.fh.close()
 
 
 def _match(args):
     from . import api
 
-    G, H = _read(args.data), _read(args.pattern, edge_labels=not args.no_edge_labels)
-    kw = dict(engine=args.engine, limit=args.limit)
-    if args.label:
-        kw["node_label"] = args.label
+    if args.limit is not None and args.limit < 0:
+        raise CliError(f"--limit must be non-negative, got {args.limit}")
+    if args.timeout is not None and args.timeout < 0:
+        raise CliError(f"--timeout must be non-negative, got {args.timeout}")
+    if args.count and args.output:
+        raise CliError("--count prints a number; drop --output (or --count to write the matches)")
+    kind = _check_output(args.output) or "csv"
+    G, H = _read_pair(args)
+    kw = dict(_match_kwargs(args), limit=args.limit, timeout=args.timeout,
+              progress=bool(args.progress))
+    t0 = time.monotonic()
     if args.count:
         fn = api.count_subgraph_isomorphisms if args.induced else api.count_subgraph_monomorphisms
-        print(fn(G, H, **kw))
-        return 0
+        n = fn(G, H, **kw)
+        print(int(n), flush=True)
+        if getattr(n, "partial", False):
+            timed_out = args.timeout is not None and time.monotonic() - t0 >= args.timeout
+            return _partial_line("timeout" if timed_out else "interrupted", args.timeout or 0,
+                                 int(n), "matches")
+        return EXIT_OK
     fn = api.subgraph_isomorphisms if args.induced else api.subgraph_monomorphisms
     it = fn(G, H, **kw)
-    hnodes = list(H)
-    out = open(args.output, "w", newline="", encoding="utf-8") if args.output else sys.stdout
+    rows = _Rows(kind, args.output, list(H), G)
+    reason = None
     try:
-        if args.output and args.output.endswith(".jsonl"):
-            for m in it:
-                inv = {h: g for g, h in m.items()}
-                out.write(json.dumps({str(h): inv[h] for h in hnodes}, default=str) + "\n")
-        else:
-            w = csv.writer(out)
-            w.writerow(hnodes)
-            for m in it:
-                inv = {h: g for g, h in m.items()}
-                w.writerow([inv[h] for h in hnodes])
+        for m in it:
+            rows.add(m)
+    except KeyboardInterrupt:
+        reason = "interrupted"
     finally:
-        if out is not sys.stdout:
-            out.close()
-    return 0
+        rows.close()
+    reason = reason or (it.reason if it.partial else None)
+    if args.output:
+        print(f"wrote {rows.n} matches to {args.output}", file=sys.stderr)
+    if reason:
+        return _partial_line(reason, args.timeout or 0, rows.n, "matches")
+    return EXIT_OK
+
+
+# -- explain ----------------------------------------------------------------------------------
+def _jsonable(x):
+    if isinstance(x, dict):
+        return {str(k) if not isinstance(k, (str, int, float, bool)) else k: _jsonable(v)
+                for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_jsonable(v) for v in x]
+    if isinstance(x, (str, int, float, bool)) or x is None:
+        return x
+    return str(x)
+
+
+def _describe(G, path):
+    kind = ("directed " if G.is_directed() else "") + ("multigraph" if G.is_multigraph()
+                                                       else "graph")
+    return f"{path}: {G.number_of_nodes()} nodes, {G.number_of_edges()} edges ({kind})"
+
+
+def _explain(args):
+    from . import api
+
+    G, H = _read_pair(args)
+    t = time.perf_counter()
+    info = api.explain(G, H, induced=args.induced, **_match_kwargs(args))
+    dt = time.perf_counter() - t
+    if args.json:
+        out = dict(_jsonable(info), data=_describe(G, args.data),
+                   pattern=_describe(H, args.pattern), plan_seconds=dt)
+        print(json.dumps(out, indent=2, default=str))
+        return EXIT_OK
+    mode = {"mono": "monomorphism (non-induced)", "induced": "subgraph isomorphism (node-induced)",
+            "iso": "isomorphism"}.get(info["mode"], info["mode"])
+    print(f"data      {_describe(G, args.data)}")
+    print(f"pattern   {_describe(H, args.pattern)}")
+    print(f"mode      {mode}")
+    print(f"engine    {info['engine']}")
+    print(f"planned   in {dt * 1e3:.1f} ms (conversion, labels, filtering, order; a process's "
+          "first call also loads the compiled kernels)")
+    if info["empty"]:
+        print("result    no matches: filtering left some pattern node without candidates")
+    order = info["order"]
+    print("order     " + " -> ".join(map(str, order)) + "   (pattern nodes, matched first to last)")
+    cands = info["candidates"]
+    print("candidates per pattern node (data nodes left after label, degree and "
+          "neighbourhood filtering):")
+    w = max((len(str(u)) for u in cands), default=1)
+    for u in order:
+        print(f"  {str(u):>{w}}  {cands[u]}")
+    for u in cands:
+        if u not in order:
+            print(f"  {str(u):>{w}}  {cands[u]}")
+    for n in info.get("notes") or []:
+        print(f"note      {n}")
+    for name, why in (info.get("unavailable_engines") or {}).items():
+        print(f"not used  {name}: {why}")
+    return EXIT_OK
+
+
+# -- info -------------------------------------------------------------------------------------
+def _version(dist):
+    from importlib import metadata
+
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return None
 
 
 def _info(args):
@@ -101,38 +318,298 @@ def _info(args):
 
     from . import __version__
     from .engines import available_engines
+    from .engines.gpu.device import device_reason
 
     print(f"nx-gsm {__version__}; Python {platform.python_version()}; NetworkX {nx.__version__}; "
           f"NumPy {np.__version__}; Numba {numba.__version__} ({numba.config.NUMBA_NUM_THREADS} "
           "CPU threads)")
-    for name, reason in available_engines().items():
-        print(f"  engine {name:<7} {'available' if reason is None else 'unavailable: ' + reason}")
-    return 0
+    reason = device_reason()
+    if reason is None:
+        try:
+            from .engines.gpu.device import device_info, free_and_total
+
+            d = device_info()
+            free, total = free_and_total()
+            mem = f", {free / 2**30:.1f} of {total / 2**30:.1f} GiB free" if total else ""
+            print(f"GPU: {d.get('name')} (compute capability {d.get('cc')}, "
+                  f"{d.get('sm_count')} SMs{mem})")
+        except Exception as exc:  # a half-working driver: say so, keep going
+            print(f"GPU: usable, but its properties could not be read ({exc})")
+    else:
+        print(f"GPU: none usable: {reason}")
+    for name, why in available_engines().items():
+        print(f"  engine {name:<7} {'available' if why is None else 'unavailable: ' + why}")
+    opt = {d: _version(d) for d in ("numba-cuda", "cupy-cuda12x", "tqdm", "pandas", "pyarrow",
+                                    "matplotlib", "rustworkx", "igraph", "mkdocs-material")}
+    print("optional: " + ", ".join(f"{d} {v or 'not installed'}" for d, v in opt.items()))
+    cache = os.environ.get("NUMBA_CACHE_DIR") or "next to the nx_gsm sources (__pycache__)"
+    print(f"Numba JIT cache: {cache}")
+    return EXIT_OK
+
+
+# -- bench / report ---------------------------------------------------------------------------
+def _benchmarks_package():
+    """Import the benchmark harness (the repository's ``benchmarks/`` package) or explain why not."""
+    import importlib
+
+    def ok(mod):
+        return str(getattr(mod, "SCHEMA", "")).startswith("nx-gsm-bench/")
+
+    try:
+        mod = importlib.import_module("benchmarks")
+        if ok(mod):
+            return mod
+    except ImportError:
+        pass
+    root = Path(__file__).resolve().parent.parent
+    if (root / "benchmarks" / "__init__.py").exists():
+        sys.path.insert(0, str(root))
+        sys.modules.pop("benchmarks", None)
+        try:
+            mod = importlib.import_module("benchmarks")
+            if ok(mod):
+                return mod
+        except ImportError:
+            pass
+    raise CliError("the benchmark harness (package 'benchmarks') is not importable: run nx-gsm "
+                   "bench from a source checkout of nx-gsm (it is not part of the installed "
+                   "package)")
+
+
+def _bench(args):
+    _benchmarks_package()
+    from benchmarks import cli as bcli
+    from benchmarks.datasets import DatasetMissing
+    from benchmarks.suites import build_suite
+
+    for name in args.suite:
+        try:
+            build_suite(name, root=args.datasets, queries=args.queries, quick=args.quick)
+        except DatasetMissing as exc:
+            raise CliError(f"suite {name!r} needs a dataset that is missing ({exc}); set "
+                           "NX_GSM_DATASETS or --datasets DIR") from None
+        except ValueError as exc:
+            raise CliError(str(exc)) from None
+    try:
+        _pyplot_check()
+    except RuntimeError as exc:
+        raise CliError(str(exc)) from None
+    os.makedirs(args.out, exist_ok=True)
+    record_path = os.path.join(args.out, "record.json")
+    argv = ["run", "--suite", *args.suite, "--out", record_path,
+            "--markdown", os.path.join(args.out, "harness.md"), "--no-per-query"]
+    if args.quick:
+        argv.append("--quick")
+    if args.engines is not None:
+        argv += ["--engines", *args.engines]
+    if args.peers is not None:
+        argv += ["--peers", *args.peers]
+    for opt, val in (("--timeout", args.timeout), ("--queries", args.queries),
+                     ("--datasets", args.datasets), ("--protocol", args.protocol),
+                     ("--limit", args.limit)):
+        if val is not None:
+            argv += [opt, str(val)]
+    if args.induced:
+        argv.append("--induced")
+    if args.no_progress:
+        argv.append("--no-progress")
+    argv += args.harness_args
+    # the harness prints its Markdown report on stdout; the files below are what we keep
+    stdout = sys.stdout
+    try:
+        sys.stdout = sys.stderr if args.quiet else stdout
+        status = bcli.main(argv)
+    except SystemExit as exc:  # argparse error inside the harness
+        raise CliError(f"the benchmark harness rejected its options {argv[1:]}") from exc
+    finally:
+        sys.stdout = stdout
+    if not os.path.exists(record_path):
+        raise CliError("the benchmark run wrote no record")
+    md = _write_report([record_path], args.out, None)
+    print(f"nx-gsm bench: record {record_path}, report {md}", file=sys.stderr)
+    return EXIT_FAIL if status else EXIT_OK
+
+
+def _pyplot_check():
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        raise RuntimeError("the benchmark figures need matplotlib: pip install matplotlib "
+                           "(or nx-gsm[bench])") from None
+
+
+def _write_report(paths, out_dir, markdown, title=None):
+    from .benchreport import load_record, render_report
+
+    try:
+        _benchmarks_package()  # only for the harness's full tables; the figures need none
+    except CliError:
+        pass
+    records = []
+    for p in paths:
+        try:
+            records.append(load_record(p))
+        except FileNotFoundError:
+            raise CliError(f"record {p}: no such file") from None
+    try:
+        return render_report(records, out_dir, names=[os.path.basename(p) for p in paths],
+                             markdown_path=markdown, title=title)
+    except RuntimeError as exc:
+        raise CliError(str(exc)) from None
+
+
+def _report(args):
+    md = _write_report(args.records, args.out, args.markdown, args.title)
+    print(f"wrote {md} and figures in {args.out}", file=sys.stderr)
+    return EXIT_OK
+
+
+# -- parser -----------------------------------------------------------------------------------
+class _Parser(argparse.ArgumentParser):
+    """Usage errors as one line: ``nx-gsm: error: ... (see nx-gsm --help)``, exit status 2."""
+
+    def error(self, message):
+        self.exit(EXIT_ERROR, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def _graph_options(p):
+    from .engines import ENGINE_NAMES
+    from .interop.formats import FORMATS
+
+    p.add_argument("data", help="data graph file (the big graph)")
+    p.add_argument("pattern", help="pattern graph file (the small graph)")
+    p.add_argument("--induced", action="store_true",
+                   help="node-induced subgraph isomorphism (default: monomorphism, non-induced)")
+    p.add_argument("--engine", default="auto", choices=ENGINE_NAMES,
+                   help="engine (default auto: the planner's choice)")
+    p.add_argument("--label", metavar="ATTR", default=None,
+                   help="node attribute that must be equal (every node must have it)")
+    p.add_argument("--edge-label", metavar="ATTR", default=None,
+                   help="edge attribute that must be equal (every edge must have it)")
+    g = p.add_argument_group("input files")
+    g.add_argument("--format", choices=FORMATS, default=None,
+                   help="format of both files (default: by extension)")
+    g.add_argument("--directed", action="store_true",
+                   help="read .graph, edge lists and CSV as directed graphs (GraphML and GML "
+                        "say so themselves)")
+    g.add_argument("--csv-source", metavar="COL", default=None,
+                   help="CSV column of the edge source (default 'source', else the 1st column)")
+    g.add_argument("--csv-target", metavar="COL", default=None,
+                   help="CSV column of the edge target (default 'target', else the 2nd column)")
+    g.add_argument("--csv-delimiter", metavar="CHAR", default=None,
+                   help="CSV delimiter (default ',' and a tab for .tsv)")
+    g.add_argument("--no-edge-labels", action="store_true",
+                   help="ignore the 4th field of 'e' lines in a .graph pattern")
+
+
+def _parser():
+    from .engines import ENGINE_NAMES
+
+    p = _Parser(prog="nx-gsm", description="Subgraph isomorphism and monomorphism on GPUs and "
+                "CPUs (NetworkX semantics).", epilog="Exit status: 0 ok; 1 demo/bench found a "
+                "wrong count; 2 error; 3 stopped at --timeout (partial); 130 Ctrl-C (partial).")
+    sub = p.add_subparsers(dest="cmd", required=True, metavar="COMMAND",
+                           parser_class=_Parser)
+
+    d = sub.add_parser("demo", help="match bundled yeast queries and check the published counts")
+    d.add_argument("--engine", default="auto", choices=ENGINE_NAMES,
+                   help="engine (default auto: the planner's choice)")
+
+    m = sub.add_parser("match", help="find or count embeddings of PATTERN in DATA",
+                       description="Print one CSV row per match (one column per pattern node, "
+                       "holding the data node it maps to), or the number of matches.")
+    _graph_options(m)
+    m.add_argument("--count", action="store_true", help="print only the number of matches")
+    m.add_argument("--limit", type=int, default=None, metavar="N", help="stop after N matches")
+    m.add_argument("--timeout", type=float, default=None, metavar="S",
+                   help="stop after S seconds and print what was found (exit status 3)")
+    m.add_argument("--progress", action="store_true", help="show a progress bar on stderr")
+    m.add_argument("--output", default=None, metavar="FILE",
+                   help="write the matches to FILE (.csv, .jsonl or .parquet) instead of stdout")
+
+    e = sub.add_parser("explain", help="show the planner's choice for DATA and PATTERN")
+    _graph_options(e)
+    e.add_argument("--json", action="store_true", help="print JSON instead of text")
+
+    sub.add_parser("info", help="versions, devices, engines and why any is unavailable")
+
+    b = sub.add_parser("bench", help="run benchmark suites (source checkout) and write a report",
+                       description="Run suites through the benchmark harness (benchmarks/ in a "
+                       "source checkout) and write OUT/record.json, OUT/harness.md (the "
+                       "harness's tables) and OUT/report.md with PNG figures. Arguments after "
+                       "'--' go to 'python -m benchmarks run' unchanged.")
+    b.add_argument("--suite", nargs="+", default=["demo"], metavar="NAME",
+                   help="suites (default: demo, the bundled yeast queries; "
+                        "'python -m benchmarks list' lists them)")
+    b.add_argument("--out", default="nx-gsm-bench", metavar="DIR",
+                   help="output folder (default ./nx-gsm-bench)")
+    b.add_argument("--quick", action="store_true", help="a few queries per suite")
+    b.add_argument("--engines", nargs="+", default=None, metavar="E",
+                   help="our engines (harness default: cpu cpu1)")
+    b.add_argument("--peers", nargs="*", default=None, metavar="P",
+                   help="peer tools (harness default: all installed but rustworkx-id)")
+    b.add_argument("--protocol", choices=("first100k", "all"), default=None)
+    b.add_argument("--limit", type=int, default=None, metavar="N")
+    b.add_argument("--induced", action="store_true")
+    b.add_argument("--timeout", type=float, default=None, metavar="S",
+                   help="per-query timeout (harness default 10 s, --quick 5 s)")
+    b.add_argument("--queries", type=int, default=None, metavar="K",
+                   help="queries per Sun & Luo group")
+    b.add_argument("--datasets", default=None, metavar="DIR",
+                   help="datasets folder (default $NX_GSM_DATASETS or ../shared/datasets)")
+    b.add_argument("--no-progress", action="store_true", help="no progress bar")
+    b.add_argument("--quiet", action="store_true",
+                   help="send the harness's printed report to stderr")
+    b.add_argument("harness_args", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+
+    r = sub.add_parser("report", help="Markdown report and PNG figures from benchmark records")
+    r.add_argument("records", nargs="+", metavar="RECORD.json",
+                   help="records written by 'nx-gsm bench' or 'python -m benchmarks run --out'")
+    r.add_argument("--out", required=True, metavar="DIR", help="folder for the figures")
+    r.add_argument("--markdown", default=None, metavar="FILE",
+                   help="where the Markdown goes (default DIR/report.md)")
+    r.add_argument("--title", default=None)
+    return p
+
+
+_COMMANDS = {"demo": _demo, "match": _match, "explain": _explain, "info": _info,
+             "bench": _bench, "report": _report}
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(prog="nx-gsm", description="GPU/CPU subgraph matching")
-    sub = p.add_subparsers(dest="cmd", required=True)
-    d = sub.add_parser("demo", help="match bundled yeast queries and check published counts")
-    d.add_argument("--engine", default="auto")
-    m = sub.add_parser("match", help="find or count embeddings of PATTERN in DATA")
-    m.add_argument("data")
-    m.add_argument("pattern")
-    m.add_argument("--induced", action="store_true", help="node-induced (default: monomorphism)")
-    m.add_argument("--count", action="store_true", help="print only the number of matches")
-    m.add_argument("--limit", type=int, default=None)
-    m.add_argument("--engine", default="auto")
-    m.add_argument("--label", default=None, help="node attribute that must be equal")
-    m.add_argument("--no-edge-labels", action="store_true",
-                   help="ignore the 4th field of 'e' lines in the pattern (.graph files)")
-    m.add_argument("--output", default=None, help="write .csv or .jsonl instead of stdout")
-    sub.add_parser("info", help="versions, devices and engines")
+    p = _parser()
     args = p.parse_args(argv)
+    if args.cmd == "bench":
+        extra = args.harness_args
+        if extra and extra[0] == "--":
+            extra = extra[1:]
+        elif extra:
+            p.error(f"unrecognized arguments: {' '.join(extra)} (harness options go after '--')")
+        args.harness_args = extra
     try:
-        return {"demo": _demo, "match": _match, "info": _info}[args.cmd](args)
-    except (OSError, ValueError, TypeError, RuntimeError, KeyError) as exc:
-        print(f"nx-gsm {args.cmd}: error: {exc}", file=sys.stderr)
-        return 2
+        return _COMMANDS[args.cmd](args)
+    except KeyboardInterrupt:
+        print(f"nx-gsm {args.cmd}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # output piped into e.g. head, which closed it: stop quietly
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+        return EXIT_OK
+    except Exception as exc:  # every error is one line; NX_GSM_DEBUG=1 shows the traceback
+        if os.environ.get("NX_GSM_DEBUG"):
+            raise
+        msg = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        if not msg or not isinstance(exc, (CliError, ValueError, TypeError, RuntimeError,
+                                           LookupError, OSError)) \
+                and not type(exc).__module__.startswith("networkx"):
+            # an unexpected kind of error: its type is part of the message
+            msg = f"{type(exc).__name__}: {msg}" if msg else type(exc).__name__
+        print(f"nx-gsm {args.cmd}: error: {msg}", file=sys.stderr)
+        return EXIT_ERROR
 
 
 if __name__ == "__main__":

@@ -155,7 +155,7 @@ def _has_pandas():
          ValueError, "unknown engine"),
         (lambda: nx_gsm.count_subgraph_monomorphisms(nx.path_graph(2), nx.path_graph(2),
                                                      node_label="c"),
-         nx.NetworkXError, "no attribute 'c'"),
+         nx.NetworkXError, "node 0 has no attribute .c."),
     ],
 )
 def test_bad_input_errors(call, exc, msg):

@@ -329,27 +329,31 @@ class CpuEngine:
         stks = np.empty((n_slots, _STACK_ROWS, k), dtype=np.int64)
         counts = np.zeros(n_slots, dtype=np.int64)
         next_task, done, total = n_slots, 0, 0
-        while True:
-            try:
-                _run_slots(P, prefixes, slot_task, states, ms, stks, counts, _SLICE_STEPS)
-            except KeyboardInterrupt:
-                # Ctrl-C lands between slices; the slice's counts are still consistent
-                budget.stop("interrupted")
-            for s in np.flatnonzero((states[:, 0] == _DONE) & (slot_task >= 0)):
-                total += int(counts[s])  # exact: Python ints across tasks
-                counts[s] = 0
-                done += 1
-                if next_task < n_tasks:
-                    slot_task[s] = next_task
-                    states[s, 0] = _NOT_STARTED
-                    next_task += 1
-                else:
-                    slot_task[s] = -1
-            if done == n_tasks:
-                return total
-            found = total + int(counts.sum())
-            if budget.partial or not budget.keep_going(found, done, n_tasks):
-                return PartialCount(found)
+        # each thread runs _SLOTS_PER_THREAD slots per round: keep a round near one slice of work
+        steps = max(_SLICE_STEPS // _SLOTS_PER_THREAD, 1)
+        try:
+            while True:
+                _run_slots(P, prefixes, slot_task, states, ms, stks, counts, steps)
+                for s in np.flatnonzero((states[:, 0] == _DONE) & (slot_task >= 0)):
+                    # clear before adding: an interrupt in between can only under-count
+                    c = int(counts[s])
+                    counts[s] = 0
+                    total += c
+                    done += 1
+                    if next_task < n_tasks:
+                        slot_task[s] = next_task
+                        states[s, 0] = _NOT_STARTED
+                        next_task += 1
+                    else:
+                        slot_task[s] = -1
+                if done == n_tasks:
+                    return total
+                if not budget.keep_going(total + int(counts.sum()), done, n_tasks):
+                    return PartialCount(total + int(counts.sum()))
+        except KeyboardInterrupt:
+            # Ctrl-C lands between compiled slices: what is counted so far is a lower bound
+            budget.stop("interrupted")
+            return PartialCount(total + int(counts.sum()))
 
     def iter_chunks(self, plan, chunk=4096, limit=None, budget=UNLIMITED):
         if plan.empty:

@@ -1,0 +1,223 @@
+"""Graph files the command line reads, chosen by extension (or ``fmt``).
+
+=============  ==========================  ==================================================
+format         extensions                  contents
+=============  ==========================  ==================================================
+``graph``      ``.graph``                  Sun & Luo ``t/v/e`` (vertex label -> ``label``,
+                                           optional edge label -> ``label``)
+``csv``        ``.csv``, ``.tsv``          header row; one edge per row (see :func:`read_csv`)
+``graphml``    ``.graphml``, ``.xml``      GraphML via :func:`networkx.read_graphml`
+``gml``        ``.gml``                    GML via :func:`networkx.read_gml` (node ids as keys,
+                                           a ``label`` field stays a node attribute)
+``edgelist``   anything else               ``u v [edge_label]`` per line, whitespace separated
+=============  ==========================  ==================================================
+
+Node ids and attribute values that look like integers become ints (so ``3`` in a CSV and ``3`` in
+a ``.graph`` file are the same label); everything else stays a string. Every error is a
+:class:`~nx_gsm.interop.files.GraphFormatError` (a ``ValueError``) that names the file and, where
+there is one, the line.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+
+import networkx as nx
+
+from .files import GraphFormatError, read_graph
+
+__all__ = ["FORMATS", "guess_format", "read_any", "read_edgelist", "read_csv"]
+
+FORMATS = ("graph", "edgelist", "csv", "graphml", "gml")
+
+_BY_EXT = {
+    ".graph": "graph",
+    ".csv": "csv",
+    ".tsv": "csv",
+    ".graphml": "graphml",
+    ".xml": "graphml",
+    ".gml": "gml",
+}
+
+
+def guess_format(path):
+    """The format name for ``path`` from its extension (``edgelist`` when none matches)."""
+    ext = os.path.splitext(os.fspath(path))[1].lower()
+    return _BY_EXT.get(ext, "edgelist")
+
+
+def _value(tok):
+    """``"12"`` -> 12, ``"-3"`` -> -3, anything else unchanged (a string)."""
+    t = tok.strip()
+    if t and (t.isdigit() or (t[0] in "+-" and t[1:].isdigit())):
+        return int(t)
+    return t
+
+
+def _empty(directed):
+    return nx.DiGraph() if directed else nx.Graph()
+
+
+def read_edgelist(path, *, directed=False):
+    """``u v [edge_label]`` per line; ``#`` and ``%`` start comments; blank lines are skipped.
+
+    A third field becomes edge attribute ``label``. Repeated edges are merged (the graph is
+    simple); nodes appear only through their edges.
+    """
+    path = os.fspath(path)
+    G = _empty(directed)
+    try:
+        with open(path, encoding="utf-8") as fh:
+            for lineno, line in enumerate(fh, 1):
+                line = line.split("#", 1)[0].split("%", 1)[0]
+                parts = line.split()
+                if not parts:
+                    continue
+                if len(parts) not in (2, 3):
+                    raise GraphFormatError(
+                        f"{path}:{lineno}: expected 'u v' or 'u v label', got {len(parts)} fields"
+                    )
+                u, v = _value(parts[0]), _value(parts[1])
+                if len(parts) == 3:
+                    G.add_edge(u, v, label=_value(parts[2]))
+                else:
+                    G.add_edge(u, v)
+    except UnicodeDecodeError as exc:
+        raise GraphFormatError(f"{path}: not a UTF-8 text file ({exc.reason})") from None
+    return G
+
+
+def read_csv(path, *, directed=False, source=None, target=None, delimiter=None):
+    """One edge per row of a CSV file with a header row.
+
+    Columns:
+
+    * ``source`` / ``target`` (or the names given): the edge's end nodes. Without such columns
+      the first two columns are the end nodes.
+    * ``<source column>_<attr>`` / ``<target column>_<attr>`` (e.g. ``source_label``,
+      ``target_label``): node attribute ``attr`` of that end node. A node given two different
+      values for one attribute is an error.
+    * any other column: an edge attribute of that name (empty cells are left out).
+
+    ``delimiter`` defaults to a tab for ``.tsv`` files and a comma otherwise.
+    """
+    path = os.fspath(path)
+    if delimiter is None:
+        delimiter = "\t" if path.lower().endswith(".tsv") else ","
+    G = _empty(directed)
+    node_attr_line = {}
+    try:
+        with open(path, newline="", encoding="utf-8") as fh:
+            reader = csv.reader(fh, delimiter=delimiter)
+            header = None
+            for row in reader:
+                if row and any(c.strip() for c in row):
+                    header = [c.strip() for c in row]
+                    break
+            if header is None:
+                raise GraphFormatError(f"{path}: empty CSV file (a header row is needed)")
+            low = [h.lower() for h in header]
+
+            def col(name, default_index, what):
+                if name is not None:
+                    if name not in header:
+                        raise GraphFormatError(
+                            f"{path}: no {what} column {name!r} in the header {header}"
+                        )
+                    return header.index(name)
+                if what in low:
+                    return low.index(what)
+                if len(header) < 2:
+                    raise GraphFormatError(
+                        f"{path}:1: the header needs at least two columns (source, target)"
+                    )
+                return default_index
+
+            si = col(source, 0, "source")
+            ti = col(target, 1, "target")
+            if si == ti:
+                raise GraphFormatError(f"{path}: source and target are the same column")
+            spre, tpre = header[si] + "_", header[ti] + "_"
+            roles = []
+            for i, h in enumerate(header):
+                if i in (si, ti):
+                    roles.append(None)
+                elif h.startswith(spre) and len(h) > len(spre):
+                    roles.append(("s", h[len(spre):]))
+                elif h.startswith(tpre) and len(h) > len(tpre):
+                    roles.append(("t", h[len(tpre):]))
+                else:
+                    roles.append(("e", h))
+            for row in reader:
+                lineno = reader.line_num
+                if not row or not any(c.strip() for c in row):
+                    continue
+                if len(row) != len(header):
+                    raise GraphFormatError(
+                        f"{path}:{lineno}: {len(row)} fields, the header has {len(header)}"
+                    )
+                u, v = _value(row[si]), _value(row[ti])
+                if u == "" or v == "":
+                    raise GraphFormatError(f"{path}:{lineno}: empty source or target")
+                eattrs = {}
+                for cell, role in zip(row, roles):
+                    if role is None or cell.strip() == "":
+                        continue
+                    kind, name = role
+                    val = _value(cell)
+                    if kind == "e":
+                        eattrs[name] = val
+                        continue
+                    node = u if kind == "s" else v
+                    if node not in G:
+                        G.add_node(node)
+                    old = G.nodes[node].get(name, val)
+                    if old != val:
+                        raise GraphFormatError(
+                            f"{path}:{lineno}: node {node!r} has {name}={val!r} here but "
+                            f"{name}={old!r} on line {node_attr_line[node, name]}"
+                        )
+                    if name not in G.nodes[node]:
+                        node_attr_line[node, name] = lineno
+                    G.nodes[node][name] = val
+                G.add_edge(u, v, **eattrs)
+    except UnicodeDecodeError as exc:
+        raise GraphFormatError(f"{path}: not a UTF-8 text file ({exc.reason})") from None
+    except csv.Error as exc:
+        raise GraphFormatError(f"{path}: malformed CSV ({exc})") from None
+    return G
+
+
+def read_any(path, fmt=None, *, directed=False, edge_labels=True, csv_source=None,
+             csv_target=None, csv_delimiter=None):
+    """Read a graph file in any of :data:`FORMATS` (``fmt=None``: by extension).
+
+    ``directed`` applies to the formats that do not say (``graph``, ``edgelist``, ``csv``);
+    GraphML and GML files carry their own directedness. ``edge_labels=False`` drops the fourth
+    field of ``.graph`` edge lines (the Sun & Luo queries write a meaningless ``0`` there).
+    """
+    path = os.fspath(path)
+    fmt = fmt or guess_format(path)
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown graph format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"{path}: no such file")
+    if os.path.isdir(path):
+        raise IsADirectoryError(f"{path}: is a directory, not a graph file")
+    if fmt == "graph":
+        return read_graph(path, edge_labels=edge_labels, directed=directed)
+    if fmt == "edgelist":
+        return read_edgelist(path, directed=directed)
+    if fmt == "csv":
+        return read_csv(path, directed=directed, source=csv_source, target=csv_target,
+                        delimiter=csv_delimiter)
+    try:
+        if fmt == "graphml":
+            return nx.read_graphml(path)
+        # label=None: node ids become the keys and a "label" field stays an attribute, so
+        # --label label works on GML files as on the other formats
+        return nx.read_gml(path, label=None)
+    except (nx.NetworkXError, SyntaxError, ValueError, KeyError, IndexError) as exc:
+        msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise GraphFormatError(f"{path}: malformed {fmt.upper()} file ({msg})") from None

@@ -1,0 +1,399 @@
+"""The ``nx-gsm`` command: every subcommand, every input and output format, errors, timeouts.
+
+Commands run in-process through ``nx_gsm.cli.main`` (fast: the JIT is warm after the first);
+Ctrl-C runs a subprocess and sends it SIGINT.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import networkx as nx
+import pytest
+
+import nx_gsm
+from nx_gsm.engines import available_engines
+from nx_gsm.cli import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK, EXIT_TIMEOUT, main
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def run(capsys, *argv):
+    """(exit status, stdout, stderr) of ``nx-gsm argv``."""
+    try:
+        rc = main([str(a) for a in argv])
+    except SystemExit as exc:  # argparse usage errors and --help
+        rc = exc.code
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def one_error_line(err, *needles):
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert len(lines) == 1, err
+    assert "error" in lines[0]
+    for n in needles:
+        assert n in lines[0], lines[0]
+    return lines[0]
+
+
+# -- tiny labelled graphs in every format -----------------------------------------------------
+def labelled_data():
+    """A 4-cycle 0-1-2-3 with a chord 0-2 and a tail 3-4; labels A/B."""
+    G = nx.Graph([(0, 1), (1, 2), (2, 3), (3, 0), (0, 2), (3, 4)])
+    for v, lab in {0: "A", 1: "B", 2: "A", 3: "B", 4: "A"}.items():
+        G.nodes[v]["label"] = lab
+    return G
+
+
+def labelled_pattern():
+    """A path A - B - A."""
+    H = nx.Graph([(0, 1), (1, 2)])
+    for v, lab in {0: "A", 1: "B", 2: "A"}.items():
+        H.nodes[v]["label"] = lab
+    return H
+
+
+def write(G, path):
+    """Write G (int nodes, str labels A/B) in the format path's extension names."""
+    path = Path(path)
+    ext = path.suffix
+    code = {"A": 1, "B": 2}
+    if ext == ".graph":
+        lines = [f"t {G.number_of_nodes()} {G.number_of_edges()}"]
+        lines += [f"v {v} {code[G.nodes[v]['label']]} {G.degree(v)}" for v in sorted(G)]
+        lines += [f"e {u} {v}" for u, v in G.edges()]
+        path.write_text("\n".join(lines) + "\n")
+    elif ext == ".csv":
+        lines = ["source,target,source_label,target_label,weight"]
+        lines += [f"{u},{v},{G.nodes[u]['label']},{G.nodes[v]['label']},{i}"
+                  for i, (u, v) in enumerate(G.edges())]
+        path.write_text("\n".join(lines) + "\n")
+    elif ext == ".graphml":
+        nx.write_graphml(G, path)
+    elif ext == ".gml":
+        # written by hand: NetworkX's writer would store the node key in GML's "label" field
+        body = "".join(f"  node [\n    id {v}\n    label \"{G.nodes[v]['label']}\"\n  ]\n"
+                       for v in G)
+        body += "".join(f"  edge [\n    source {u}\n    target {v}\n  ]\n" for u, v in G.edges())
+        path.write_text(f"graph [\n{body}]\n")
+    else:
+        path.write_text("".join(f"{u} {v}\n" for u, v in G.edges()))
+    return path
+
+
+FORMATS = [".graph", ".csv", ".graphml", ".gml", ".txt"]
+
+
+@pytest.mark.parametrize("ext", FORMATS)
+def test_match_count_every_format(capsys, tmp_path, ext):
+    G, H = labelled_data(), labelled_pattern()
+    d, p = write(G, tmp_path / f"data{ext}"), write(H, tmp_path / f"pattern{ext}")
+    labelled = ext != ".txt"  # a plain edge list carries no node labels
+    args = ["--label", "label"] if labelled else []
+    for induced in (False, True):
+        flag = ["--induced"] if induced else []
+        rc, out, err = run(capsys, "match", d, p, "--count", *args, *flag)
+        assert rc == EXIT_OK, err
+        fn = nx_gsm.count_subgraph_isomorphisms if induced else nx_gsm.count_subgraph_monomorphisms
+        want = fn(G, H, node_label="label") if labelled else fn(nx.Graph(G.edges()),
+                                                                nx.Graph(H.edges()))
+        assert int(out.strip()) == want
+        assert want > 0
+
+
+def test_match_rows_to_stdout(capsys, tmp_path):
+    G, H = labelled_data(), labelled_pattern()
+    d, p = write(G, tmp_path / "d.graph"), write(H, tmp_path / "p.graph")
+    rc, out, err = run(capsys, "match", d, p, "--label", "label")
+    assert rc == EXIT_OK, err
+    rows = list(csv.reader(io.StringIO(out)))
+    assert rows[0] == ["0", "1", "2"]  # one column per pattern node
+    got = {tuple(map(int, r)) for r in rows[1:]}
+    want = {tuple(inv[h] for h in (0, 1, 2))
+            for inv in ({h: g for g, h in m.items()}
+                        for m in nx_gsm.subgraph_monomorphisms(G, H, node_label="label"))}
+    assert got == want and len(rows) - 1 == len(want)
+    rc, out, _ = run(capsys, "match", d, p, "--label", "label", "--limit", "2")
+    assert rc == EXIT_OK and len(out.splitlines()) == 3
+
+
+def test_csv_columns_and_delimiter(capsys, tmp_path):
+    f = tmp_path / "g.tsv"
+    f.write_text("from\tto\tfrom_kind\tto_kind\n1\t2\tx\ty\n2\t3\ty\tx\n3\t1\tx\tx\n")
+    pat = tmp_path / "p.tsv"
+    pat.write_text("from\tto\tfrom_kind\tto_kind\n7\t8\tx\ty\n")
+    rc, out, err = run(capsys, "match", f, pat, "--count", "--label", "kind",
+                       "--csv-source", "from", "--csv-target", "to")
+    assert rc == EXIT_OK, err
+    assert out.strip() == "2"  # x-y edges: 1-2 and 3-2 (pattern edge direction free)
+    bad = tmp_path / "bad.csv"
+    bad.write_text("source,target,source_label\n1,2,A\n1,3,B\n")
+    rc, _, err = run(capsys, "match", bad, pat, "--count")
+    one_error_line(err, "bad.csv:3", "label")
+    assert rc == EXIT_ERROR
+
+
+def test_directed_edge_lists(capsys, tmp_path):
+    d = tmp_path / "d.txt"
+    d.write_text("1 2\n2 3\n3 1\n")
+    p = tmp_path / "p.txt"
+    p.write_text("a b\nb c\n")
+    rc, out, _ = run(capsys, "match", d, p, "--count", "--directed")
+    assert rc == EXIT_OK and out.strip() == "3"
+    rc, out, _ = run(capsys, "match", d, p, "--count")
+    assert rc == EXIT_OK and out.strip() == "6"
+
+
+@pytest.mark.parametrize("ext", [".csv", ".jsonl", ".parquet"])
+def test_outputs(capsys, tmp_path, ext):
+    if ext == ".parquet":
+        pytest.importorskip("pandas")
+        pytest.importorskip("pyarrow")
+    G, H = labelled_data(), labelled_pattern()
+    d, p = write(G, tmp_path / "d.graph"), write(H, tmp_path / "p.graph")
+    out_file = tmp_path / f"out{ext}"
+    rc, out, err = run(capsys, "match", d, p, "--label", "label", "--output", out_file)
+    assert rc == EXIT_OK, err
+    assert out == ""
+    n = nx_gsm.count_subgraph_monomorphisms(G, H, node_label="label")
+    if ext == ".csv":
+        rows = list(csv.reader(out_file.open()))
+        assert rows[0] == ["0", "1", "2"] and len(rows) == n + 1
+    elif ext == ".jsonl":
+        recs = [json.loads(line) for line in out_file.read_text().splitlines()]
+        assert len(recs) == n and set(recs[0]) == {"0", "1", "2"}
+        for r in recs:  # each record maps pattern node -> data node, and is a real match
+            assert G.nodes[r["0"]]["label"] == "A" and G.has_edge(r["0"], r["1"])
+    else:
+        import pandas as pd
+
+        df = pd.read_parquet(out_file)
+        assert list(df.columns) == ["0", "1", "2"] and len(df) == n
+
+
+def test_explain_text_and_json(capsys, tmp_path):
+    G, H = labelled_data(), labelled_pattern()
+    d, p = write(G, tmp_path / "d.graph"), write(H, tmp_path / "p.graph")
+    rc, out, err = run(capsys, "explain", d, p, "--label", "label")
+    assert rc == EXIT_OK, err
+    assert "engine" in out and "order" in out and "monomorphism" in out
+    rc, out, err = run(capsys, "explain", d, p, "--label", "label", "--induced", "--json")
+    assert rc == EXIT_OK, err
+    info = json.loads(out)
+    assert info["mode"] == "induced"
+    assert sorted(info["order"]) == [0, 1, 2]
+    assert available_engines()[info["engine"]] is None  # the planner picked a usable engine
+
+
+def test_info(capsys):
+    rc, out, err = run(capsys, "info")
+    assert rc == EXIT_OK, err
+    assert "nx-gsm" in out and "NetworkX" in out and "GPU" in out
+    assert "engine cpu" in out and "available" in out
+
+
+def test_demo(capsys):
+    rc, out, err = run(capsys, "demo")
+    assert rc == EXIT_OK, err
+    assert "yeast" in out
+    assert sum(line.rstrip().endswith("yes") for line in out.splitlines()) == 10
+    assert "one match" in out
+
+
+# -- errors -----------------------------------------------------------------------------------
+def test_error_missing_file(capsys, tmp_path):
+    p = write(labelled_pattern(), tmp_path / "p.txt")
+    rc, out, err = run(capsys, "match", tmp_path / "nope.txt", p)
+    assert rc == EXIT_ERROR and out == ""
+    one_error_line(err, "nope.txt", "no such file")
+
+
+@pytest.mark.parametrize("name,text,needle", [
+    ("bad.graph", "t 2 1\nv 0 1\nv 1 x\ne 0 1\n", "bad.graph:3"),
+    ("bad.txt", "1 2\n1 2 3 4\n", "bad.txt:2"),
+    ("bad.csv", "source,target\n1,2\n3\n", "bad.csv:3"),
+    ("bad.graphml", "<graphml><graph>", "bad.graphml"),
+    ("bad.gml", "graph [ node [ id 0 ", "bad.gml"),
+])
+def test_error_malformed_file(capsys, tmp_path, name, text, needle):
+    (tmp_path / name).write_text(text)
+    p = write(labelled_pattern(), tmp_path / "p.txt")
+    rc, _, err = run(capsys, "match", tmp_path / name, p, "--count")
+    assert rc == EXIT_ERROR
+    one_error_line(err, needle)
+
+
+@pytest.mark.parametrize("argv,needle", [
+    (["match", "{d}", "{p}", "--bogus"], "--bogus"),
+    (["match", "{d}", "{p}", "--limit", "x"], "--limit"),
+    (["match", "{d}", "{p}", "--engine", "warp9"], "warp9"),
+    (["match", "{d}", "{p}", "--output", "{t}/out.xlsx"], ".xlsx"),
+    (["match", "{d}", "{p}", "--limit", "-1"], "--limit"),
+    (["match", "{d}", "{p}", "--label", "colour"], "colour"),
+    (["match", "{d}"], "required"),
+    (["frobnicate"], "frobnicate"),
+    (["report", "{d}", "--out", "{t}"], "not a JSON file"),
+])
+def test_error_bad_option(capsys, tmp_path, argv, needle):
+    d, p = write(labelled_data(), tmp_path / "d.txt"), write(labelled_pattern(), tmp_path / "p.txt")
+    argv = [a.format(d=d, p=p, t=tmp_path) for a in argv]
+    rc, out, err = run(capsys, *argv)
+    assert rc == EXIT_ERROR and out == ""
+    one_error_line(err, needle)
+
+
+def test_error_directedness(capsys, tmp_path):
+    d = write(labelled_data(), tmp_path / "d.txt")
+    p = write(labelled_pattern(), tmp_path / "p.txt")
+    rc, _, err = run(capsys, "match", d, p, "--count", "--format", "edgelist")
+    assert rc == EXIT_OK
+    pd_ = tmp_path / "p.graphml"
+    nx.write_graphml(nx.DiGraph([(0, 1)]), pd_)
+    rc, _, err = run(capsys, "match", d, pd_, "--count")
+    assert rc == EXIT_ERROR
+    one_error_line(err, "directed")
+
+
+def test_bench_without_datasets(capsys, tmp_path):
+    rc, _, err = run(capsys, "bench", "--suite", "yeast-8", "--datasets", tmp_path / "none",
+                     "--out", tmp_path / "b")
+    assert rc == EXIT_ERROR
+    line = one_error_line(err)
+    # the missing dataset named, or (outside a source checkout) the missing harness
+    assert "yeast" in line or "benchmark harness" in line, line
+
+
+# -- timeouts and Ctrl-C ----------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def huge(tmp_path_factory):
+    """K60 data and a 9-node path pattern: ~10^15 monomorphisms, no search finishes."""
+    t = tmp_path_factory.mktemp("huge")
+    d, p = t / "k60.txt", t / "p9.txt"
+    nx.write_edgelist(nx.complete_graph(60), d, data=False)
+    nx.write_edgelist(nx.path_graph(9), p, data=False)
+    main(["match", str(d), str(p), "--count", "--limit", "10"])  # compile / load the JIT cache
+    main(["match", str(d), str(p), "--limit", "10", "--output", str(t / "warm.csv")])
+    return d, p
+
+
+def _timed(capsys, *argv):
+    t = time.monotonic()
+    rc, out, err = run(capsys, *argv)
+    return time.monotonic() - t, rc, out, err
+
+
+def test_timeout_enumerate(capsys, huge, tmp_path):
+    d, p = huge
+    dt, rc, out, err = _timed(capsys, "match", d, p, "--timeout", "1",
+                              "--output", tmp_path / "o.csv")
+    assert rc == EXIT_TIMEOUT
+    assert "partial: timeout" in err
+    assert dt < 2.0, f"--timeout 1 returned after {dt:.2f} s"
+    n = len((tmp_path / "o.csv").read_text().splitlines()) - 1
+    assert n > 0 and f"{n} matches" in err
+
+
+def test_timeout_count(capsys, huge):
+    d, p = huge
+    dt, rc, out, err = _timed(capsys, "match", d, p, "--count", "--timeout", "1")
+    assert rc == EXIT_TIMEOUT
+    assert "partial: timeout" in err
+    assert int(out.strip()) > 0
+    assert dt < 2.0, f"--timeout 1 returned after {dt:.2f} s"
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGINT to a child process is POSIX")
+def test_ctrl_c_prints_partial_results(huge):
+    d, p = huge
+    # restore Python's Ctrl-C handler in the child even when this test runs in a background job
+    # (whose shell sets SIGINT to ignored, which children inherit)
+    code = textwrap.dedent("""
+        import signal, sys
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        from nx_gsm.cli import main
+        sys.exit(main(sys.argv[1:]))
+    """)
+    proc = subprocess.Popen([sys.executable, "-c", code, "match", str(d), str(p)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        header = proc.stdout.readline()  # written once planning is done, before the search
+        assert header.strip() == ",".join(map(str, range(9)))
+        time.sleep(0.5)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == EXIT_INTERRUPTED, err
+    assert "partial: interrupted" in err
+    assert len(out.splitlines()) > 0
+
+
+# -- benchmark report -------------------------------------------------------------------------
+def synthetic_record():
+    rows = []
+    tools = {"cpu": "engine", "cpu1": "engine", "nx-vf2": "peer", "rustworkx": "peer"}
+    for i in range(12):
+        base = 0.001 * (1.7 ** i)
+        times = {"cpu": base / 20, "cpu1": base / 12, "nx-vf2": base, "rustworkx": base / 3}
+        for t, s in times.items():
+            status = "timeout" if (t == "nx-vf2" and i == 11) else "ok"
+            rows.append({"suite": "syn", "query": f"q{i}", "tool": t, "kind": tools[t],
+                         "status": status, "seconds": None if status == "timeout" else s,
+                         "count": 10 if status == "ok" else None, "timeout": 0.1,
+                         "limit": 100000, "induced": False, "peak_rss_bytes": 2**20 * (i + 5)})
+    return {
+        "schema": "nx-gsm-bench/1",
+        "machine": {"cpu_model": "test CPU", "cpus_usable": 2, "git_commit": "0" * 40,
+                    "date": "2026-01-01"},
+        "config": {"suites": ["syn"], "protocol": "first100k", "limit": 100000,
+                   "induced": False, "timeout": 0.1},
+        "tools": {t: {"kind": k, "status": "ok"} for t, k in tools.items()},
+        "suites": {"syn": {"status": "ok"}},
+        "rows": rows, "checks": [], "mismatches": [],
+    }
+
+
+def test_report_writes_markdown_and_pngs(capsys, tmp_path):
+    pytest.importorskip("matplotlib")
+    rec = tmp_path / "rec.json"
+    rec.write_text(json.dumps(synthetic_record()))
+    out = tmp_path / "rep"
+    rc, _, err = run(capsys, "report", rec, "--out", out)
+    assert rc == EXIT_OK, err
+    pngs = sorted(f.name for f in out.glob("*.png"))
+    assert pngs == ["memory.png", "scatter-cpu.png", "scatter-cpu1.png", "speedup-cpu.png",
+                    "speedup-cpu1.png"]
+    for f in out.glob("*.png"):
+        assert f.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and f.stat().st_size > 5000
+    md = (out / "report.md").read_text()
+    assert "![" in md and "scatter-cpu.png" in md
+    assert "| cpu | nx-vf2 | 12 |" in md  # the timeout counts, at the timeout
+    # --markdown elsewhere: image links relative to it
+    md2 = tmp_path / "docs" / "page.md"
+    rc, _, err = run(capsys, "report", rec, "--out", out, "--markdown", md2)
+    assert rc == EXIT_OK, err
+    assert "](../rep/scatter-cpu.png)" in md2.read_text()
+
+
+def test_module_entry_point(tmp_path):
+    """``python -m nx_gsm.cli`` (what the ``nx-gsm`` script runs) works end to end."""
+    d = write(labelled_data(), tmp_path / "d.txt")
+    p = write(labelled_pattern(), tmp_path / "p.txt")
+    proc = subprocess.run([sys.executable, "-m", "nx_gsm.cli", "match", str(d), str(p), "--count"],
+                          capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == str(
+        nx_gsm.count_subgraph_monomorphisms(nx.Graph(labelled_data().edges()),
+                                            nx.Graph(labelled_pattern().edges())))
