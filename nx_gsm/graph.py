@@ -22,7 +22,16 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["GsmGraph"]
+__all__ = ["GsmGraph", "in_csr"]
+
+
+def in_csr(n, src, dst, mult):
+    """The in-adjacency (CSC) of out-CSR entries ``src[e] -> dst[e]``, as GsmGraph keywords."""
+    order_in = np.lexsort((src, dst))
+    in_indptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(dst, minlength=n), out=in_indptr[1:])
+    return dict(in_indptr=in_indptr, in_indices=src[order_in], in_mult=mult[order_in],
+                in_pos=order_in)
 
 
 class GsmGraph:
@@ -207,17 +216,7 @@ class GsmGraph:
                 merged = [edge_data[r] for r in rows[starts]]
                 for r in np.flatnonzero(loop):
                     loop_data[int(src[r])] = edge_data[r]
-        kw = {}
-        if directed:
-            order_in = np.lexsort((us, vs))
-            in_indptr = np.zeros(n + 1, dtype=np.int64)
-            np.cumsum(np.bincount(vs, minlength=n), out=in_indptr[1:])
-            kw = dict(
-                in_indptr=in_indptr,
-                in_indices=us[order_in],
-                in_mult=mult[order_in],
-                in_pos=order_in,
-            )
+        kw = in_csr(n, us, vs, mult) if directed else {}
         return cls(
             indptr=indptr,
             indices=vs,

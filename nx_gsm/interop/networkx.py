@@ -5,7 +5,7 @@ from __future__ import annotations
 import networkx as nx
 import numpy as np
 
-from ..graph import GsmGraph
+from ..graph import GsmGraph, in_csr
 
 __all__ = ["from_networkx", "to_networkx", "as_gsm"]
 
@@ -96,18 +96,7 @@ def from_networkx(
         node_data = [G._node[k] for k in keys]
     else:
         node_data = None
-    kw = {}
-    if directed:
-        s_sorted = src[order]
-        order_in = np.lexsort((s_sorted, indices))
-        in_indptr = np.zeros(n + 1, dtype=np.int64)
-        np.cumsum(np.bincount(indices, minlength=n), out=in_indptr[1:])
-        kw = dict(
-            in_indptr=in_indptr,
-            in_indices=s_sorted[order_in],
-            in_mult=mult[order_in],
-            in_pos=order_in,
-        )
+    kw = in_csr(n, src[order], indices, mult) if directed else {}
     return GsmGraph(
         indptr=indptr,
         indices=indices,
