@@ -36,15 +36,13 @@ def get_engine(name):
     if not isinstance(name, str) or name not in ENGINE_NAMES:
         raise ValueError(f"unknown engine {name!r}; choose one of {', '.join(ENGINE_NAMES)}")
     if name in ("auto", "cpu"):
-        # the GPU planner (auto -> GPU engines) lands with the GPU engines; until a GPU engine is
-        # usable here, auto is the CPU engine
-        if name == "auto":
-            avail = available_engines()
-            for gname in ("gmatch",):
-                if avail.get(gname) is None:
-                    from . import gpu
+        # auto: CPU probe first, GPU engine for what the probe does not finish (engines/auto.py);
+        # without a usable GPU engine, auto is the CPU engine
+        if name == "auto" and available_engines().get("gmatch") is None:
+            from . import gpu
+            from .auto import AutoEngine
 
-                    return gpu.ENGINES[gname]()
+            return AutoEngine(gpu.ENGINES["gmatch"]())
         from .cpu import CpuEngine
 
         return CpuEngine()

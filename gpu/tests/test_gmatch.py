@@ -1,0 +1,186 @@
+"""The gMatch GPU engine against the CPU engine and NetworkX (runs only where CUDA is usable).
+
+Random cases of all four graph classes, monomorphism and induced subgraph isomorphism, node and
+edge labels, self-loops and parallel edges; a count above 10**10 (exact, int64 accumulation); a
+collect that streams through a device buffer far smaller than the output; limits; work donation
+on and off; and the CPU fallback for patterns deeper than the shared-memory stack.
+"""
+
+import logging
+import random
+
+import networkx as nx
+import numpy as np
+import pytest
+from networkx.algorithms import isomorphism as iso
+
+import nx_gsm
+from nx_gsm.api import prepare
+from nx_gsm.engines.gpu import device_reason
+
+_REASON = device_reason()
+pytestmark = pytest.mark.skipif(_REASON is not None, reason=f"no usable CUDA device: {_REASON}")
+
+CLASSES = [nx.Graph, nx.DiGraph, nx.MultiGraph, nx.MultiDiGraph]
+
+
+def _engine(**kw):
+    from nx_gsm.engines.gpu.gmatch import GMatchEngine
+
+    return GMatchEngine(**kw)
+
+
+def _cpu():
+    from nx_gsm.engines.cpu import CpuEngine
+
+    return CpuEngine()
+
+
+def _rows(chunks, k):
+    chunks = list(chunks)
+    for c in chunks:
+        assert c.dtype == np.int32 and c.ndim == 2 and c.shape[1] == k
+    return np.concatenate(chunks) if chunks else np.zeros((0, k), dtype=np.int32)
+
+
+def _as_set(rows):
+    s = set(map(tuple, rows.tolist()))
+    assert len(s) == len(rows), "a match was produced twice"
+    return s
+
+
+def _random_graph(rnd, cls, n, p, loops=False, n_labels=1, n_elabels=1, multi_p=0.3):
+    G = cls()
+    G.add_nodes_from(range(n))
+    for u in range(n):
+        for v in range(n):
+            if (u == v and not loops) or (not G.is_directed() and v < u):
+                continue
+            if rnd.random() < p:
+                G.add_edge(u, v, w=rnd.randrange(n_elabels))
+                if G.is_multigraph() and rnd.random() < multi_p:
+                    G.add_edge(u, v, w=rnd.randrange(n_elabels))
+    for u in G:
+        G.nodes[u]["c"] = rnd.randrange(n_labels)
+    return G
+
+
+def _case(seed):
+    rnd = random.Random(seed)
+    cls = CLASSES[seed % 4]
+    n = rnd.randint(8, 40)
+    G = _random_graph(rnd, cls, n, rnd.choice([0.15, 0.3, 0.5]), loops=rnd.random() < 0.3,
+                      n_labels=rnd.choice([1, 2, 3]), n_elabels=rnd.choice([1, 2]))
+    k = rnd.randint(2, 7)
+    if rnd.random() < 0.6:
+        nodes = rnd.sample(list(G.nodes), k)
+        H = G.subgraph(nodes).copy()
+        H = nx.relabel_nodes(H, {u: f"h{u}" for u in H})
+    else:
+        H = _random_graph(rnd, cls, k, 0.5, n_labels=2, n_elabels=2)
+    kw = {}
+    if rnd.random() < 0.5:
+        kw["node_match"] = iso.categorical_node_match("c", None)
+    if rnd.random() < 0.4:
+        em = iso.categorical_multiedge_match if G.is_multigraph() else iso.categorical_edge_match
+        kw["edge_match"] = em("w", None)
+    return G, H, kw
+
+
+@pytest.mark.parametrize("mode", ["mono", "induced"])
+@pytest.mark.parametrize("seed", range(24))
+def test_random_cases_match_cpu_engine(seed, mode):
+    G, H, kw = _case(seed)
+    plan, _, _ = prepare(G, H, mode, **kw)
+    cpu, eng = _cpu(), _engine(steal=bool(seed % 2))
+    want = cpu.count(plan)
+    assert eng.count(plan) == want
+    got = _rows(eng.iter_chunks(plan, chunk=97), plan.k)
+    assert _as_set(got) == _as_set(_rows(cpu.iter_chunks(plan), plan.k))
+    if want > 1:
+        lim = want // 2
+        assert eng.count(plan, limit=lim) == lim
+        part = _rows(eng.iter_chunks(plan, limit=lim), plan.k)
+        assert len(part) == lim and _as_set(part) <= _as_set(got)
+
+
+@pytest.mark.parametrize("cls", CLASSES)
+def test_against_networkx_matchers(cls):
+    rnd = random.Random(7)
+    G = _random_graph(rnd, cls, 14, 0.35, n_labels=2, n_elabels=2)
+    H = _random_graph(rnd, cls, 4, 0.6, n_labels=2, n_elabels=2)
+    if not nx.is_weakly_connected(H) if H.is_directed() else not nx.is_connected(H):
+        H = cls(nx.path_graph(4, create_using=cls))
+        for u in H:
+            H.nodes[u]["c"] = u % 2
+    Matcher = {nx.Graph: iso.GraphMatcher, nx.DiGraph: iso.DiGraphMatcher,
+               nx.MultiGraph: iso.MultiGraphMatcher, nx.MultiDiGraph: iso.MultiDiGraphMatcher}[cls]
+    nm = iso.categorical_node_match("c", None)
+    gm = Matcher(G, H, node_match=nm)
+
+    def sset(it):
+        return {frozenset(m.items()) for m in it}
+
+    assert sset(nx_gsm.subgraph_monomorphisms(G, H, node_label="c", engine="gmatch")) == sset(
+        gm.subgraph_monomorphisms_iter())
+    assert sset(nx_gsm.subgraph_isomorphisms(G, H, node_label="c", engine="gmatch")) == sset(
+        gm.subgraph_isomorphisms_iter())
+
+
+def test_count_above_1e10_is_exact():
+    # every injective map of P7 into K30 is a monomorphism: 30!/23! = 10,260,432,000 > 2**33
+    G, H = nx.complete_graph(30), nx.path_graph(7)
+    want = 30 * 29 * 28 * 27 * 26 * 25 * 24
+    assert want > 10**10
+    assert nx_gsm.count_subgraph_monomorphisms(G, H, engine="gmatch") == want
+
+
+def test_timeout_returns_partial_count():
+    G, H = nx.complete_graph(40), nx.path_graph(8)  # 40!/32! ~ 3.9e12 matches: hours of work
+    c = nx_gsm.count_subgraph_monomorphisms(G, H, engine="gmatch", timeout=0.5)
+    assert getattr(c, "partial", False) is True
+    assert 0 <= c < 40 * 39 * 38 * 37 * 36 * 35 * 34 * 33
+
+
+def test_streamed_collect_through_small_buffer():
+    rnd = random.Random(3)
+    G = _random_graph(rnd, nx.Graph, 60, 0.2)
+    H = nx.path_graph(4)
+    plan, _, _ = prepare(G, H, "mono")
+    want = _as_set(_rows(_cpu().iter_chunks(plan), plan.k))
+    assert len(want) > 20_000
+    eng = _engine(out_capacity=1000, pool_target=1)  # the DFS kernel writes the rows
+    got = _rows(eng.iter_chunks(plan, chunk=333), plan.k)
+    assert eng.last_stats.get("streamed") is True
+    assert _as_set(got) == want
+    # with a limit larger than the buffer
+    part = _rows(eng.iter_chunks(plan, limit=5000), plan.k)
+    assert len(part) == 5000 and _as_set(part) <= want
+
+
+@pytest.mark.parametrize("steal", [False, True])
+def test_skewed_work_with_and_without_donation(steal):
+    # a hub makes a few pool rows far heavier than the rest
+    G = nx.barabasi_albert_graph(400, 6, seed=1)
+    G.add_edges_from((0, v) for v in range(1, 400))
+    H = nx.cycle_graph(4)
+    plan, _, _ = prepare(G, H, "induced")
+    want = _cpu().count(plan)
+    eng = _engine(steal=steal, pool_target=1)
+    assert eng.count(plan) == want
+
+
+def test_long_pattern_falls_back_to_cpu(caplog):
+    G, H = nx.cycle_graph(40), nx.path_graph(34)
+    plan, _, _ = prepare(G, H, "mono")
+    eng = _engine()
+    with caplog.at_level(logging.WARNING, logger="nx_gsm.gpu"):
+        assert eng.count(plan) == _cpu().count(plan)
+    assert "falling back to the CPU engine" in caplog.text
+
+
+def test_engine_registered():
+    from nx_gsm.engines import available_engines, get_engine
+
+    assert available_engines()["gmatch"] is None
+    assert get_engine("gmatch").name == "gmatch"
