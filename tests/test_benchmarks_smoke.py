@@ -1,0 +1,150 @@
+"""Smoke tests of the benchmark harness (``benchmarks/``): seconds, no datasets, no extras needed.
+
+Runs ``python -m benchmarks run --suite tiny --quick`` in a subprocess (as CI would) with the CPU
+engine, NetworkX VF2 and two plug-in fake peers written to a temporary module: one that returns a
+wrong count (the cross-check must flag it and the exit status must be 1) and one that hangs on one
+query (the worker must be killed at the timeout, the query reported as a timeout, and the worker
+restarted for the next query). Also checks the ratio statistics' timeout handling on a hand-made
+record. No performance target is asserted here.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+FAKES = '''
+import time
+from benchmarks.tools import NxVF2
+
+
+class WrongCount(NxVF2):
+    """NetworkX VF2 plus one: must be caught by the count cross-check."""
+
+    name = "wrong-count"
+
+    def count(self, q, *, limit, induced, deadline):
+        return super().count(q, limit=limit, induced=induced, deadline=deadline) + 1
+
+
+class Hangs(NxVF2):
+    """Correct, except that it never returns on the triangle (cannot be interrupted)."""
+
+    name = "hangs"
+
+    def count(self, q, *, limit, induced, deadline):
+        if q.number_of_edges() == 3 and q.number_of_nodes() == 3:
+            time.sleep(600)
+        return super().count(q, limit=limit, induced=induced, deadline=deadline)
+'''
+
+
+def _run(tmp_path, *args):
+    (tmp_path / "fakepeers.py").write_text(textwrap.dedent(FAKES))
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO), str(tmp_path), env.get("PYTHONPATH", "")])
+    out = tmp_path / "record.json"
+    proc = subprocess.run(
+        [sys.executable, "-m", "benchmarks", "run", "--suite", "tiny", "--quick",
+         "--no-progress", "--out", str(out), "--markdown", str(tmp_path / "report.md"), *args],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=300,
+    )
+    record = json.loads(out.read_text()) if out.exists() else None
+    return proc, record
+
+
+def test_record_structure_and_agreement(tmp_path):
+    proc, rec = _run(tmp_path, "--engines", "cpu", "cpu1", "--peers", "nx-vf2", "no-such-engine",
+                     "--timeout", "20")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert rec["schema"] == "nx-gsm-bench/1"
+    for key in ("cpu_model", "cpu_count", "python", "versions", "git_commit", "date"):
+        assert key in rec["machine"]
+    for pkg in ("numpy", "numba", "networkx"):
+        assert rec["machine"]["versions"][pkg]
+    assert rec["config"]["protocol"] == "first100k" and rec["config"]["limit"] == 100_000
+    assert rec["suites"]["tiny"]["status"] == "ok"
+    # an unknown engine name is skipped with a visible reason, not fatal
+    assert rec["tools"]["no-such-engine"]["status"] == "unavailable"
+    assert "no-such-engine" in (tmp_path / "report.md").read_text()
+    tools = ["cpu", "cpu1", "nx-vf2"]
+    nq = rec["suites"]["tiny"]["queries"]
+    assert nq >= 3
+    assert len(rec["rows"]) == nq * len(tools)
+    for row in rec["rows"]:
+        assert row["tool"] in tools
+        assert row["status"] == "ok", row
+        assert isinstance(row["count"], int) and row["seconds"] >= 0
+        assert 1 <= len(row["seconds_all"]) <= 3 and row["seconds"] == min(row["seconds_all"])
+        for key in ("suite", "query", "limit", "induced", "timeout", "pattern_nodes"):
+            assert key in row
+    assert not rec["mismatches"]
+    assert all(c["agree"] and len(c["counts"]) == 3 for c in rec["checks"])
+    # JIT / first-call time is reported apart from warm time
+    load = rec["tools"]["cpu"]["suites"]["tiny"]["loads"][0]
+    assert load["first_call_seconds"] > 0 and load["warm_call_seconds"] > 0
+    pairs = {(r["engine"], r["baseline"]) for r in rec["summary"]["ratios"]}
+    assert {("cpu", "nx-vf2"), ("cpu1", "nx-vf2"), ("cpu", "cpu1")} <= pairs
+
+
+def test_mismatch_and_timeout_are_reported(tmp_path):
+    proc, rec = _run(tmp_path, "--engines", "cpu", "--peers", "nx-vf2", "fakepeers:WrongCount",
+                     "fakepeers:Hangs", "--timeout", "1")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "MISMATCH" in proc.stdout and "MISMATCH" in proc.stderr
+    nq = rec["suites"]["tiny"]["queries"]
+    # every query disagrees (wrong-count is off by one everywhere) and the rows are flagged
+    assert len(rec["mismatches"]) == nq
+    for c in rec["mismatches"]:
+        assert c["counts"]["wrong-count"] == c["counts"]["cpu"] + 1
+    assert all(r["mismatch"] for r in rec["rows"] if r["tool"] == "wrong-count")
+    # the hanging query is a timeout (worker killed), not dropped; the next query still runs
+    hangs = [r for r in rec["rows"] if r["tool"] == "hangs"]
+    assert len(hangs) == nq
+    assert [r["status"] for r in hangs].count("timeout") == 1
+    assert sum(r["status"] == "ok" for r in hangs) == nq - 1
+    assert rec["tools"]["hangs"]["suites"]["tiny"]["restarts"] == 1
+    assert "TO (>1 s)" in (tmp_path / "report.md").read_text()
+
+
+def test_ratio_statistics_keep_timeouts():
+    from benchmarks.report import markdown, ratio_stats
+
+    def row(q, tool, status, seconds):
+        return {"suite": "s", "query": q, "tool": tool, "status": status, "seconds": seconds,
+                "count": 1 if status == "ok" else None, "timeout": 10.0}
+
+    rows = [row("a", "e", "ok", 0.1), row("a", "p", "ok", 1.0),        # 10x
+            row("b", "e", "ok", 0.5), row("b", "p", "timeout", None),  # >= 20x (lower bound)
+            row("c", "e", "timeout", None), row("c", "p", "ok", 5.0),  # <= 0.5x (upper bound)
+            row("d", "e", "ok", 0.2), row("d", "p", "error", None)]    # excluded
+    rec = {"rows": rows}
+    st = ratio_stats(rec, "e", "p")
+    assert st["n"] == 3 and st["excluded"] == 1
+    assert (st["lower_bounds"], st["upper_bounds"], st["both_timed_out"]) == (1, 1, 0)
+    assert st["geomean"] == pytest.approx((10 * 20 * 0.5) ** (1 / 3))
+    assert st["worst_over_10ms"] == pytest.approx(0.5)
+    assert st["worst_over_10ms_query"] == "s/c"
+    assert st["n_baseline_over_1s"] == 2  # b (timeout at 10 s) and c (5 s)
+    full = {"rows": rows, "tools": {"e": {"kind": "engine", "status": "ok"},
+                                    "p": {"kind": "peer", "status": "ok"}},
+            "suites": {"s": {"status": "ok"}}, "mismatches": [], "notes": [],
+            "checks": [{"suite": "s", "query": q, "counts": {}, "agree": True, "count": 1}
+                       for q in "abcd"],
+            "config": {"suites": ["s"], "protocol": "all", "limit": None, "induced": False,
+                       "timeout": 10.0},
+            "machine": {"cpu_model": "x", "cpus_usable": 1, "cpu_count": 1,
+                        "numba_num_threads": 1, "python": "3", "versions": {},
+                        "git_commit": "abc", "date": "today"}}
+    text = markdown(full)
+    assert "TO (>10 s)" in text and "| s | e | p | 3 |" in text
