@@ -339,7 +339,8 @@ def _info(args):
         print(f"GPU: none usable: {reason}")
     for name, why in available_engines().items():
         print(f"  engine {name:<7} {'available' if why is None else 'unavailable: ' + why}")
-    opt = {d: _version(d) for d in ("numba-cuda", "cupy-cuda12x", "tqdm", "pandas", "pyarrow",
+    cupy = _version("cupy-cuda13x") and "cupy-cuda13x" or "cupy-cuda12x"
+    opt = {d: _version(d) for d in ("numba-cuda", cupy, "tqdm", "pandas", "pyarrow",
                                     "matplotlib", "rustworkx", "igraph", "mkdocs-material")}
     print("optional: " + ", ".join(f"{d} {v or 'not installed'}" for d, v in opt.items()))
     cache = os.environ.get("NUMBA_CACHE_DIR") or "next to the nx_gsm sources (__pycache__)"
