@@ -270,7 +270,7 @@ def subgraph_monomorphisms(G, H, *, node_match=None, edge_match=None, node_label
 
 def subgraph_isomorphisms(G, H, *, node_match=None, edge_match=None, node_label=None,
                           edge_label=None, limit=None, engine="auto", timeout=None,
-                           progress=False):
+                          progress=False):
     """Iterate over node-induced subgraph isomorphisms of ``H`` into ``G``.
 
     Same parameters as :func:`subgraph_monomorphisms`; a mapping is kept only when every G edge
@@ -304,7 +304,7 @@ def isomorphisms(G, H, *, node_match=None, edge_match=None, node_label=None, edg
 
 def count_subgraph_monomorphisms(G, H, *, node_match=None, edge_match=None, node_label=None,
                                  edge_label=None, limit=None, engine="auto", timeout=None,
-                           progress=False):
+                                 progress=False):
     """Number of monomorphisms of ``H`` into ``G`` (exact Python int, no dicts built).
 
     With ``limit``, counting stops there (the result is ``min(count, limit)``). When ``timeout``
@@ -323,7 +323,7 @@ def count_subgraph_monomorphisms(G, H, *, node_match=None, edge_match=None, node
 
 def count_subgraph_isomorphisms(G, H, *, node_match=None, edge_match=None, node_label=None,
                                 edge_label=None, limit=None, engine="auto", timeout=None,
-                           progress=False):
+                                progress=False):
     """Number of node-induced subgraph isomorphisms of ``H`` into ``G`` (exact Python int).
 
     Examples
