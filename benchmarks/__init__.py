@@ -5,7 +5,8 @@ Run ``python -m benchmarks --help`` (from the repository root) or read ``benchma
 Layout:
 
 - :mod:`benchmarks.datasets` -- where the shared datasets live and how to read them;
-- :mod:`benchmarks.suites` -- named query suites (Sun & Luo sets, SNAP pattern sets, ``tiny``, ``demo``);
+- :mod:`benchmarks.suites` -- named query suites (Sun & Luo sets, SNAP pattern sets, ``tiny``,
+  ``demo``);
 - :mod:`benchmarks.tools` -- one adapter per tool (our engines by name, NetworkX VF2, rustworkx,
   igraph LAD / VF2, or ``module:Class`` plug-ins);
 - :mod:`benchmarks.worker` -- the worker subprocess each tool runs in (hard per-query timeouts);

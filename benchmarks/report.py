@@ -168,7 +168,9 @@ def markdown(record, per_query=True, slowest=10):
     proto = cfg["protocol"] + (f" (limit {cfg['limit']:,})" if cfg["limit"] else " (no limit)")
     L.append(f"## nx-gsm benchmark: {', '.join(cfg['suites'])}")
     L.append("")
-    L.append(f"- protocol: **{proto}**, {'induced (subgraph isomorphism)' if cfg['induced'] else 'non-induced (monomorphism)'}"
+    kind = ("induced (subgraph isomorphism)" if cfg["induced"]
+            else "non-induced (monomorphism)")
+    L.append(f"- protocol: **{proto}**, {kind}"
              f", per-query timeout {cfg['timeout']:g} s for every tool"
              + (f"; fast queries: minimum of up to {cfg['repeat']} runs (while they total "
                 "under 1 s)" if cfg.get("repeat", 1) > 1 else "; one run per query"))
@@ -179,7 +181,8 @@ def markdown(record, per_query=True, slowest=10):
     L.append(f"- software: Python {m['python']}, " + ", ".join(
         f"{k} {v[k]}" for k in v if v[k]))
     commit = (m.get("git_commit") or "?")[:12] + (" (dirty tree)" if m.get("git_dirty") else "")
-    L.append(f"- commit {commit}, date {m['date']}, wall time {record.get('wall_seconds', 0):.0f} s")
+    L.append(f"- commit {commit}, date {m['date']}, "
+             f"wall time {record.get('wall_seconds', 0):.0f} s")
     L.append("")
     notes = list(record.get("notes", []))
     for t, info in record["tools"].items():
@@ -223,7 +226,8 @@ def markdown(record, per_query=True, slowest=10):
                  f"{t['unsupported']} | {_fs(t.get('median'))} | {_fs(t.get('p90'))} | "
                  f"{_fs(t.get('max'))} | {_fs(t.get('total_ok_seconds'))} |")
     L.append("")
-    eng = [(t, i) for t, i in record["tools"].items() if i["kind"] == "engine" and i["status"] == "ok"]
+    eng = [(t, i) for t, i in record["tools"].items()
+           if i["kind"] == "engine" and i["status"] == "ok"]
     if eng:
         L.append("Engine start-up (per suite: data-graph conversion; first calls on a tiny "
                  "graph, i.e. JIT compilation or cache load, vs. the same calls warm):")
@@ -243,7 +247,8 @@ def markdown(record, per_query=True, slowest=10):
         L.append("### Speedups (baseline time / engine time; timeouts counted at the timeout)")
         L.append("")
         L.append("| suite | engine | vs | n | geomean | median | p10 | p90 | worst (>10 ms) | "
-                 "geomean (baseline >1 s) | baseline TO (≥) | engine TO (≤) | both TO | excl. |")
+                 "geomean (baseline >1 s) | baseline TO (≥) | engine TO (≤) | both TO | "
+                 "excl. |")
         L.append("|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
         for r in summary["ratios"]:
             worst = (f"{_fr(r.get('worst_over_10ms'))} ({r.get('worst_over_10ms_query')})"

@@ -10,9 +10,10 @@ A :class:`Suite` is one data graph plus a list of :class:`Query` patterns. Names
 ``<dataset>-<N>`` / ``<dataset>-<N>-dense`` / ``<dataset>-<N>-sparse``
     Sun & Luo query sets, ``dataset`` in yeast, human, wordnet; ``N`` the query size (yeast: 4, 8,
     16, 24, 32; human and wordnet: 4, 8, 12, 16, 20). Without a suffix both the dense and the sparse
-    group (size 4 has only a dense group). 200 queries per group; ``--queries K`` takes K of them,
-    evenly spaced by index (1, 1+200/K, ...), so the subset is deterministic. Yeast queries carry the
-    published count (``yeast_ans.txt``), checked as one more "tool" named ``published``.
+    group (size 4 has only a dense group). 200 queries per group; ``--queries K`` takes K of
+    them, evenly spaced by index (1, 1+200/K, ...), so the subset is deterministic. Yeast queries
+    carry the published count (``yeast_ans.txt``), checked as one more "tool" named
+    ``published``.
 ``github`` / ``lastfm`` / ``facebook`` / ``enron``
     SNAP graphs with small unlabelled patterns: triangle, 4-cycle, diamond, 4-clique, 5-clique,
     paths P3..P5 (Pn has n vertices), stars S3..S4 (Sn has n leaves). ``--labels K --seed S``
@@ -84,7 +85,8 @@ class Query:
 
 @dataclass
 class Suite:
-    """A data graph (``load()``), its queries, and ``label``: the node attribute to match or None."""
+    """A data graph (``load()``), its queries, and ``label`` (the node attribute to match, or
+    None for unlabelled matching)."""
 
     name: str
     description: str

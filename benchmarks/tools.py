@@ -1,9 +1,10 @@
 """Tool adapters: one class per thing we time.
 
-Every tool answers the same question, the number of monomorphisms (or, with ``induced``, node-induced
-subgraph isomorphisms) of a pattern ``H`` into the data graph ``G``, optionally capped at ``limit``
-("first N embeddings": the answer is then ``min(count, limit)``). Nodes with the suite's label
-attribute (``"label"``) match only nodes with an equal value; unlabelled suites match anything.
+Every tool answers the same question, the number of monomorphisms (or, with ``induced``,
+node-induced subgraph isomorphisms) of a pattern ``H`` into the data graph ``G``, optionally capped
+at ``limit`` ("first N embeddings": the answer is then ``min(count, limit)``). Nodes with the
+suite's label attribute (``"label"``) match only nodes with an equal value; unlabelled suites match
+anything.
 
 A tool runs inside a worker subprocess (:mod:`benchmarks.worker`) and goes through
 
@@ -424,7 +425,9 @@ DEFAULT_ENGINES = ("cpu", "cpu1")
 
 
 def resolve_tool(spec):
-    """A Tool instance for a name or a ``module:Class`` spec (construction imports nothing heavy)."""
+    """A Tool instance for a name or a ``module:Class`` spec.
+
+    Construction imports nothing heavy: libraries are imported in the worker, by ``check()``."""
     if spec in PEERS:
         tool = PEERS[spec]()
     elif ":" in spec:
