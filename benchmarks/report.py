@@ -18,6 +18,8 @@ import math
 
 import numpy as np
 
+from nx_gsm.benchreport import format_ratio
+
 __all__ = ["summarize", "markdown", "ratio_stats"]
 
 SLOW_MS = 0.010  # "finishes in over 10 ms": the threshold for the worst-case ratio
@@ -127,16 +129,6 @@ def _fs(x):
     if x < 1:
         return f"{x * 1e3:.1f} ms"
     return f"{x:.2f} s"
-
-
-def _fr(x):
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "–"
-    if x >= 100:
-        return f"{x:,.0f}×"
-    if x >= 10:
-        return f"{x:.1f}×"
-    return f"{x:.2f}×"
 
 
 def _cell(row):
@@ -251,13 +243,13 @@ def markdown(record, per_query=True, slowest=10):
                  "excl. |")
         L.append("|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
         for r in summary["ratios"]:
-            worst = (f"{_fr(r.get('worst_over_10ms'))} ({r.get('worst_over_10ms_query')})"
+            worst = (f"{format_ratio(r.get('worst_over_10ms'))} ({r.get('worst_over_10ms_query')})"
                      if r.get("worst_over_10ms") is not None else "–")
-            long = (f"{_fr(r.get('geomean_baseline_over_1s'))} (n={r.get('n_baseline_over_1s')})"
+            long = (f"{format_ratio(r.get('geomean_baseline_over_1s'))} (n={r.get('n_baseline_over_1s')})"
                     if r.get("geomean_baseline_over_1s") is not None else "–")
             L.append(f"| {r['suite']} | {r['engine']} | {r['baseline']} | {r['n']} | "
-                     f"{_fr(r.get('geomean'))} | {_fr(r.get('median'))} | {_fr(r.get('p10'))} | "
-                     f"{_fr(r.get('p90'))} | {worst} | {long} | {r['lower_bounds']} | "
+                     f"{format_ratio(r.get('geomean'))} | {format_ratio(r.get('median'))} | {format_ratio(r.get('p10'))} | "
+                     f"{format_ratio(r.get('p90'))} | {worst} | {long} | {r['lower_bounds']} | "
                      f"{r['upper_bounds']} | {r['both_timed_out']} | {r['excluded']} |")
         L.append("")
         L.append("A ratio whose baseline timed out is a lower bound (column \"baseline TO\"); one "

@@ -129,8 +129,9 @@ def _safe(name):
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", name)
 
 
-def _fr(x):
-    if x is None:
+def format_ratio(x):
+    """A speed ratio for tables: "–" when unknown (None or NaN), else 3 significant digits."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
         return "–"
     if x >= 100:
         return f"{x:,.0f}×"
@@ -190,7 +191,7 @@ def _scatter(plt, data, engine, out_dir):
         ax.set_ylim(lo, hi)
         ax.set_aspect("equal")
         st = _stats(pairs)
-        ax.set_title(f"{engine} vs {base}: n={st['n']}, geomean {_fr(st['geomean'])}",
+        ax.set_title(f"{engine} vs {base}: n={st['n']}, geomean {format_ratio(st['geomean'])}",
                      fontsize=10)
         ax.set_xlabel(f"{base} time (s)")
         ax.set_ylabel(f"{engine} time (s)")
@@ -355,8 +356,8 @@ def render_report(records, out_dir, *, names=None, markdown_path=None, title=Non
             st = _stats(data.pairs(e, b))
             if not st["n"]:
                 continue
-            L.append(f"| {e} | {b} | {st['n']} | {_fr(st['geomean'])} | {_fr(st['median'])} | "
-                     f"{_fr(st['min'])} | {_fr(st['max'])} | {st['faster']} | {st['base_to']} | "
+            L.append(f"| {e} | {b} | {st['n']} | {format_ratio(st['geomean'])} | {format_ratio(st['median'])} | "
+                     f"{format_ratio(st['min'])} | {format_ratio(st['max'])} | {st['faster']} | {st['base_to']} | "
                      f"{st['eng_to']} | {st['both_to']} |")
     L.append("")
 
