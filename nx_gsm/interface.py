@@ -55,11 +55,11 @@ def _vf2pp_first(mode):
 
 
 def _vf2pp_is(mode):
+    first = _vf2pp_first(mode)
+
     def is_(FG, SG, node_label=None, default_label=None):
-        plan = _vf2pp_plan(FG, SG, node_label, default_label, mode)
-        if plan is None:
-            return False
-        return next(api.iter_mappings(plan, api._engine("auto"), limit=1), None) is not None
+        # VF2++ never yields an empty mapping (empty graphs have none), so None means "no match"
+        return first(FG, SG, node_label, default_label) is not None
 
     return is_
 
