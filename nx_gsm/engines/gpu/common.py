@@ -1,0 +1,307 @@
+"""What the GPU engines share: warp primitives (with simulator stand-ins), the feasibility test
+of a candidate under NetworkX semantics, local candidate sets, and the plan and graph on the device.
+
+Every GPU engine (gmatch, gsi, geneva) checks candidates with :func:`_feasible`, so all of them
+have exactly the CPU engine's semantics (``nx_gsm.engines.cpu``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+import warnings
+
+import numpy as np
+from numba import cuda, uint32
+
+from .device import is_simulator
+
+log = logging.getLogger("nx_gsm.gpu")
+
+_SIM = is_simulator()
+# ---------------------------------------------------------------------------------------------
+# warp primitives (real device) and their simulator stand-ins (the simulator has no warp
+# intrinsics; there a per-warp threading.Barrier gives the same semantics for converged warps)
+# ---------------------------------------------------------------------------------------------
+if not _SIM:
+
+    @cuda.jit(device=True)
+    def _wsync():
+        cuda.syncwarp()
+
+    @cuda.jit(device=True)
+    def _ballot(p):
+        # ballot_sync returns int32: widen so lane 31's bit is not a sign bit
+        return cuda.ballot_sync(0xFFFFFFFF, p) & 0xFFFFFFFF
+
+    @cuda.jit(device=True)
+    def _pause(ns):
+        cuda.nanosleep(uint32(ns))
+
+else:  # pragma: no cover - exercised only with NUMBA_ENABLE_CUDASIM=1
+    _sim_lock = threading.Lock()
+    _sim_state = {}
+    _SIM_TIMEOUT = float(__import__("os").environ.get("NX_GSM_SIM_TIMEOUT", "600"))
+
+    def _sim_warp():
+        t = threading.current_thread()
+        key = (t.blockIdx.x, t.blockIdx.y, t.blockIdx.z, t.threadIdx.x // 32)
+        with _sim_lock:
+            st = _sim_state.get(key)
+            if st is None:
+                st = _sim_state[key] = (threading.Barrier(32, timeout=_SIM_TIMEOUT), [0] * 32)
+        return st, t.threadIdx.x % 32
+
+    def _wsync():
+        _sim_warp()[0][0].wait()
+
+    def _pause(ns):
+        __import__("time").sleep(0.0005)
+
+    def _ballot(p):
+        (bar, buf), lane = _sim_warp()
+        bar.wait()
+        buf[lane] = 1 if p else 0
+        bar.wait()
+        m = 0
+        for i in range(32):
+            if buf[i]:
+                m |= 1 << i
+        bar.wait()
+        return m
+
+
+def _sim_reset():
+    if _SIM:
+        _sim_state.clear()
+
+
+@contextlib.contextmanager
+def _quiet():
+    """Silence Numba's low-occupancy warning for our launches (small frontiers are expected)."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*will likely result in GPU under-utilization")
+        yield
+
+
+# ---------------------------------------------------------------------------------------------
+# device functions shared by the BFS and DFS kernels
+# ---------------------------------------------------------------------------------------------
+@cuda.jit(device=True)
+def _find(indptr, indices, x, y):
+    """Binary search for ``y`` in the sorted row ``x`` (gMatch Sec. 5.2: log(d_max) per check)."""
+    lo = indptr[x]
+    hi = indptr[x + 1]
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        t = indices[mid]
+        if t < y:
+            lo = mid + 1
+        elif t > y:
+            hi = mid
+        else:
+            return mid
+    return -1
+
+
+@cuda.jit(device=True)
+def _feasible(d, v, m, order, cand_bits, chk_ptr, chk_j, chk_out, chk_in, chk_peo, chk_pei,
+              indptr, indices, emult, eclass, eok, has_el, mono, directed):
+    """Validity of task (M, u, v) (gMatch Sec. 4.1/5.2, Alg. 2 l.33-41), with NetworkX semantics.
+
+    Label/candidate bit, injectivity scan, then per listed earlier depth the out- (and in-)
+    multiplicities: at least the pattern's in mono mode, equal in induced mode; edge classes too.
+    """
+    u = order[d]
+    if (cand_bits[u, v >> 3] >> (v & 7)) & 1 == 0:
+        return False
+    for j in range(d):
+        if m[j] == v:
+            return False
+    for c in range(chk_ptr[d], chk_ptr[d + 1]):
+        x = m[chk_j[c]]
+        e = _find(indptr, indices, x, v)
+        have = 0
+        if e >= 0:
+            have = emult[e]
+        need = chk_out[c]
+        if mono != 0:
+            if have < need:
+                return False
+        elif have != need:
+            return False
+        if has_el != 0 and need > 0:
+            if eok[chk_peo[c], eclass[e]] == 0:
+                return False
+        if directed != 0:
+            e = _find(indptr, indices, v, x)
+            have = 0
+            if e >= 0:
+                have = emult[e]
+            need = chk_in[c]
+            if mono != 0:
+                if have < need:
+                    return False
+            elif have != need:
+                return False
+            if has_el != 0 and need > 0:
+                if eok[chk_pei[c], eclass[e]] == 0:
+                    return False
+    return True
+
+
+@cuda.jit(device=True)
+def _local_cands(d, m, drv_ptr, drv_j, drv_dir, indptr, in_indptr, cand_ptr):
+    """LC(M, u_d) = N(M(u*)) for the backward neighbour u* with the fewest neighbours (Sec. 4.1).
+
+    Returns (start, length, kind): kind 0 = the plan's candidate list (depths without backward
+    neighbours), 1 = an out-adjacency row, 2 = an in-adjacency row (directed graphs).
+    """
+    t0 = drv_ptr[d]
+    t1 = drv_ptr[d + 1]
+    if t0 == t1:
+        return cand_ptr[d], cand_ptr[d + 1] - cand_ptr[d], 0
+    best_lo = cand_ptr[0] * 0
+    best_n = best_lo - 1
+    kind = 1
+    for t in range(t0, t1):
+        x = m[drv_j[t]]
+        if drv_dir[t] == 0:
+            a = indptr[x]
+            b = indptr[x + 1]
+            kd = 1
+        else:
+            a = in_indptr[x]
+            b = in_indptr[x + 1]
+            kd = 2
+        if best_n < 0 or b - a < best_n:
+            best_lo = a
+            best_n = b - a
+            kind = kd
+    return best_lo, best_n, kind
+
+
+@cuda.jit(device=True)
+def _cand_at(kind, idx, cand_flat, indices, in_indices):
+    """The candidate at position ``idx`` of a local candidate set of the given kind."""
+    if kind == 0:
+        return cand_flat[idx]
+    if kind == 1:
+        return indices[idx]
+    return in_indices[idx]
+
+
+
+
+# ---------------------------------------------------------------------------------------------
+# host side
+# ---------------------------------------------------------------------------------------------
+def _exact_sum(a):
+    """Exact Python-int sum of a non-negative int64 NumPy array."""
+    a = np.asarray(a, dtype=np.int64)
+    if a.size == 0:
+        return 0
+    hi = int((a >> 32).sum(dtype=np.int64))
+    lo = int((a & 0xFFFFFFFF).sum(dtype=np.int64))
+    return (hi << 32) + lo
+
+
+def _kernel_array(x):
+    """A CuPy array as a Numba device array (zero-copy): launches then skip the
+    ``__cuda_array_interface__`` import of every argument. Host arrays under the simulator."""
+    if _SIM:
+        return x
+    return cuda.as_cuda_array(x)
+
+
+def _graph_to_device(G, xp):
+    """(indptr, indices, mult, in_indptr, in_indices) of ``G`` on the device."""
+    def a(x, dtype):
+        x = np.ascontiguousarray(x, dtype=dtype)
+        if x.size == 0:
+            x = np.zeros(1, dtype=dtype)
+        return _kernel_array(xp.asarray(x))
+
+    indptr, indices, mult = a(G.indptr, np.int64), a(G.indices, np.int32), a(G.mult, np.int32)
+    if G.directed:
+        return indptr, indices, mult, a(G.in_indptr, np.int64), a(G.in_indices, np.int32)
+    return indptr, indices, mult, indptr, indices
+
+
+def _upload_packed(arrays, xp):
+    """Copy host arrays to the device in one transfer (256-byte aligned views of one buffer)."""
+    if _SIM:
+        return list(arrays)
+    offs, total = [], 0
+    for x in arrays:
+        total = (total + 255) // 256 * 256
+        offs.append(total)
+        total += x.nbytes
+    try:
+        buf = np.zeros(max(total, 1), dtype=np.uint8)
+        for x, o in zip(arrays, offs):
+            buf[o : o + x.nbytes] = x.reshape(-1).view(np.uint8)
+        dbuf = xp.asarray(buf)
+        return [_kernel_array(xp.ndarray(x.shape, dtype=x.dtype, memptr=dbuf.data + o))
+                for x, o in zip(arrays, offs)]
+    except Exception as exc:  # pragma: no cover - an array module without memptr views
+        log.debug("packed upload failed (%s); uploading array by array", exc)
+        return [_kernel_array(xp.asarray(x)) for x in arrays]
+
+
+class _DevPlan:
+    """The plan's arrays on the device (padded so no kernel argument is empty)."""
+
+    def __init__(self, plan, xp, garrs):
+        G = plan.G
+
+        def h(x, dtype):
+            x = np.ascontiguousarray(x, dtype=dtype)
+            if x.size == 0:
+                x = np.zeros((1,) * max(x.ndim, 1), dtype=dtype)
+            return x
+
+        self.k = plan.k
+        # without edge labels the kernels never read eclass: pass one element, not |E|
+        eclass = plan.eclass if plan.has_elabels else np.zeros(1, dtype=np.int32)
+        host = [h(plan.order, np.int32), h(plan.cand_bits, np.uint8), h(plan.cand_ptr, np.int64),
+                h(plan.cand_flat, np.int32), h(plan.chk_ptr, np.int32), h(plan.chk_j, np.int32),
+                h(plan.chk_out, np.int32), h(plan.chk_in, np.int32), h(plan.chk_peo, np.int32),
+                h(plan.chk_pei, np.int32), h(plan.drv_ptr, np.int32), h(plan.drv_j, np.int32),
+                h(plan.drv_dir, np.int32), h(eclass, np.int32), h(plan.eok, np.uint8)]
+        (self.order, self.cand_bits, self.cand_ptr, self.cand_flat, self.chk_ptr, self.chk_j,
+         self.chk_out, self.chk_in, self.chk_peo, self.chk_pei, self.drv_ptr, self.drv_j,
+         self.drv_dir, self.eclass, self.eok) = _upload_packed(host, xp)
+        self.indptr, self.indices, self.mult, self.in_indptr, self.in_indices = garrs
+        # int32 stack offsets suffice unless 32 local candidate sets could overflow them
+        deg = np.diff(G.indptr)
+        longest = max(int(deg.max()) if deg.size else 0, int(np.diff(plan.cand_ptr).max())
+                      if plan.cand_ptr.size > 1 else 0)
+        self.wide = bool(G.indices.size >= 2**31 - 1 or plan.cand_flat.size >= 2**31 - 1
+                         or 32 * longest >= 2**31 - 1)
+        self.has_el = int(bool(plan.has_elabels))
+        self.mono = int(bool(plan.mono))
+        self.directed = int(bool(G.directed))
+
+    def check_args(self):
+        return (self.order, self.cand_bits, self.cand_flat, self.chk_ptr, self.chk_j,
+                self.chk_out, self.chk_in, self.chk_peo, self.chk_pei, self.indptr, self.indices,
+                self.mult, self.in_indices, self.eclass, self.eok, self.has_el, self.mono,
+                self.directed)
+
+    def dfs_args(self):
+        return (self.order, self.cand_bits, self.cand_ptr, self.cand_flat, self.chk_ptr,
+                self.chk_j, self.chk_out, self.chk_in, self.chk_peo, self.chk_pei, self.drv_ptr,
+                self.drv_j, self.drv_dir, self.indptr, self.indices, self.mult, self.in_indptr,
+                self.in_indices, self.eclass, self.eok, self.has_el, self.mono, self.directed,
+                self.k)
+
+
+
+
+
+def _host(a):
+    if isinstance(a, np.ndarray):
+        return a
+    return a.get()
