@@ -360,6 +360,58 @@ class CpuEngine:
             return
         yield from self._run(plan, limit, True, budget, chunk)
 
+    def count_from(self, plan, prefixes, budget=UNLIMITED):
+        """Matches below the given partial matches (rows of depths 0..L-1 in ``plan.order``),
+        each prefix's subtree counted once: how a GPU engine hands unfinished work to the CPU."""
+        prefixes = np.ascontiguousarray(prefixes, dtype=np.int32)
+        if prefixes.shape[0] == 0:
+            return 0
+        if prefixes.shape[1] == plan.k:
+            return int(prefixes.shape[0])
+        P = plan_arrays(plan)
+        with numba.parallel_chunksize(1):
+            return self._count_tasks(P, plan.k, prefixes, budget, numba.get_num_threads())
+
+    def iter_from(self, plan, prefixes, chunk=4096, limit=None, budget=UNLIMITED):
+        """Like :meth:`iter_chunks`, restricted to the subtrees of ``prefixes`` (see
+        :meth:`count_from`)."""
+        prefixes = np.ascontiguousarray(prefixes, dtype=np.int32)
+        k = plan.k
+        if prefixes.shape[0] == 0 or (limit is not None and limit <= 0):
+            return
+        if prefixes.shape[1] == k:
+            rows = prefixes if limit is None else prefixes[:limit]
+            for a in range(0, rows.shape[0], chunk):
+                yield rows[a : a + chunk].copy()
+            return
+        P = plan_arrays(plan)
+        depth = prefixes.shape[1]
+        m = np.empty(k, dtype=np.int32)
+        stk = np.empty((_STACK_ROWS, k), dtype=np.int64)
+        out = np.empty((chunk, k), dtype=np.int32)
+        state = np.empty(1, dtype=np.int64)
+        remaining = limit
+        found = 0
+        for row in prefixes:
+            m[:depth] = row
+            state[0] = _NOT_STARTED
+            while state[0] != _DONE:
+                cap = chunk if remaining is None else min(chunk, remaining)
+                try:
+                    got = _search(P, depth, state, m, stk, out, cap, True, _SLICE_STEPS)
+                except KeyboardInterrupt:
+                    budget.stop("interrupted")
+                    return
+                found += got
+                if got:
+                    yield out[:got].copy()
+                if remaining is not None:
+                    remaining -= got
+                    if remaining <= 0:
+                        return
+                if state[0] != _DONE and not budget.keep_going(found):
+                    return
+
     @staticmethod
     def _run(plan, limit, collect, budget, chunk=4096):
         """The resumable sequential search, in slices; yields arrays (collect) or counts."""

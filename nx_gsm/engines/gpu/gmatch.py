@@ -34,6 +34,7 @@ BFS level), and each batch is collected and streamed to the host.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import time
@@ -43,6 +44,7 @@ import numpy as np
 from numba import cuda, int8, int32, int64
 
 from ..base import UNLIMITED, PartialCount
+from . import faults
 from .common import (_DevPlan, _ballot, _cand_at, _exact_sum, _feasible, _graph_to_device,
                      _host, _local_cands, _pause, _quiet, _sim_reset, _wsync)
 from .device import array_module, device_info, is_simulator, memory_budget
@@ -533,6 +535,8 @@ class GMatchEngine:
         self.time_limit = time_limit
         self.last_stats = {}
         self._gcache = None
+        self._faults = []
+        self._plan = None
 
     # -- helpers --------------------------------------------------------------------------------
     def _budget(self):
@@ -593,6 +597,7 @@ class GMatchEngine:
         """One BFS level: frontier rows (n, L) -> feasible rows (n', L+1), or None if too big."""
         xp = self.xp
         n = rows.shape[0]
+        faults.point("bfs")
         lo = xp.empty(n, dtype=np.int64)
         ln = xp.empty(n, dtype=np.int64)
         kd = xp.empty(n, dtype=np.int8)
@@ -653,6 +658,7 @@ class GMatchEngine:
         KMAX, W = _bucket(dp.k)
         kern = _dfs_kernel(KMAX, W, dp.wide)
         n_pool, L = pool.shape
+        faults.point("dfs_buffers")
         pool_len = xp.full(max(n_pool, 1), L, dtype=np.int32)
         if n_pool == 0:
             pool = xp.zeros((1, L), dtype=np.int32)
@@ -663,6 +669,8 @@ class GMatchEngine:
         q_org = xp.zeros(qc, dtype=np.int64)
         q_ready = xp.zeros(qc, dtype=np.int64)
         task_count = xp.zeros(max(n_pool, 1), dtype=np.int64)
+        if collect:
+            faults.point("output")
         out = xp.zeros((max(cap, 1), dp.k), dtype=np.int32) if collect else \
             xp.zeros((1, dp.k), dtype=np.int32)
         stop = _INF if stop_at is None else int(stop_at)
@@ -678,6 +686,7 @@ class GMatchEngine:
                                     q_ready, qc, task_count, 0, _INF, out, 0, 0)
             blocks = self._grid(kern, W)
         t0 = time.perf_counter()
+        faults.point("launch")
         with _quiet():
             kern[blocks, 32 * W](*dp.dfs_args(), pool, pool_len, n_pool, ctl, q_rows, q_len,
                                  q_org, q_ready, qc, task_count, int(bool(collect)), stop, out,
@@ -755,6 +764,7 @@ class GMatchEngine:
         c = self._gcache
         if c is not None and c[0]() is G:
             return c[1]
+        faults.point("graph_upload")
         arrs = _graph_to_device(G, self.xp)
         try:
             self._gcache = (weakref.ref(G), arrs)
@@ -764,7 +774,9 @@ class GMatchEngine:
 
     def _prepare(self, plan):
         t0 = time.perf_counter()
-        dp = _DevPlan(plan, self.xp, self._graph_arrays(plan.G))
+        garrs = self._graph_arrays(plan.G)
+        faults.point("plan_upload")
+        dp = _DevPlan(plan, self.xp, garrs)
         KMAX, W = _bucket(plan.k)
         roots = plan.cand_flat[plan.cand_ptr[0] : plan.cand_ptr[1]]
         t1 = time.perf_counter()
@@ -774,9 +786,56 @@ class GMatchEngine:
                            "t_upload": t1 - t0, "t_bfs": t2 - t1}
         return dp, rows, L
 
+    # -- device faults --------------------------------------------------------------------------
+    def _recover(self, exc):
+        """After a device fault: drop what this engine holds on the device, note it, go on."""
+        self._gcache = None
+        faults.release_device_memory()
+        self._faults.append(f"{type(exc).__name__}: {exc}")
+        log.warning("gmatch: device fault (%s: %s); recovering", type(exc).__name__, exc)
+
+    @contextlib.contextmanager
+    def _halved_budget(self):
+        old = self.memory_budget
+        self.memory_budget = max(1 << 20, self._budget() // 2)
+        try:
+            yield
+        finally:
+            self.memory_budget = old
+
+    def _note_recovery(self, how):
+        self.last_stats["faults"] = list(self._faults)
+        self.last_stats["recovered"] = how
+
     def count(self, plan, limit=None, budget=UNLIMITED):
         """Number of matches (exact Python int), at most ``limit``; a :class:`PartialCount`
-        lower bound when ``budget`` (deadline, Ctrl-C) stopped the search."""
+        lower bound when ``budget`` (deadline, Ctrl-C) stopped the search.
+
+        A device fault (out of memory, failed launch) is not the caller's problem: an
+        out-of-memory is retried once with half the memory budget, then (or for any other fault)
+        the CPU engine counts the whole search; ``last_stats["recovered"]`` says which.
+        """
+        self._faults = []
+        errs = faults.device_errors()
+        try:
+            return self._count(plan, limit, budget)
+        except errs as exc:
+            self._recover(exc)
+            if faults.is_oom(exc):
+                try:
+                    with self._halved_budget():
+                        got = self._count(plan, limit, budget)
+                    self._note_recovery("retried on the device with half the memory budget")
+                    return got
+                except errs as exc2:
+                    self._recover(exc2)
+        from ..cpu import CpuEngine
+
+        got = CpuEngine().count(plan, limit, budget=budget)
+        self._note_recovery("counted on the CPU engine")
+        return got
+
+    def _count(self, plan, limit, budget):
         if plan.empty:
             return 0
         fb = self._fallback(plan)
@@ -811,7 +870,40 @@ class GMatchEngine:
 
     def iter_chunks(self, plan, chunk=4096, limit=None, budget=UNLIMITED):
         """Matches as int32 arrays of up to ``chunk`` rows (column d: the data node of pattern
-        node ``plan.order[d]``), at most ``limit`` in all; ``budget`` can end it early."""
+        node ``plan.order[d]``), at most ``limit`` in all; ``budget`` can end it early.
+
+        Device faults are recovered as in :meth:`count`; once rows have been emitted, the
+        partial matches not yet emitted are finished by the CPU engine (``_collect_batches``),
+        so every match is still produced exactly once.
+        """
+        self._faults = []
+        self._plan = plan
+        errs = faults.device_errors()
+        emitted = 0
+        try:
+            for rows in self._iter(plan, chunk, limit, budget):
+                emitted += rows.shape[0]
+                yield rows
+            return
+        except errs as exc:
+            if emitted:  # cannot happen: faults after the first row are handled per batch
+                raise
+            self._recover(exc)
+            if faults.is_oom(exc):
+                try:
+                    with self._halved_budget():
+                        rows_all = list(self._iter(plan, chunk, limit, budget))
+                    self._note_recovery("retried on the device with half the memory budget")
+                    yield from rows_all
+                    return
+                except errs as exc2:
+                    self._recover(exc2)
+        from ..cpu import CpuEngine
+
+        self._note_recovery("enumerated on the CPU engine")
+        yield from CpuEngine().iter_chunks(plan, chunk=chunk, limit=limit, budget=budget)
+
+    def _iter(self, plan, chunk, limit, budget):
         if plan.empty:
             return
         fb = self._fallback(plan)
@@ -855,44 +947,76 @@ class GMatchEngine:
             yield host[a : a + chunk]
 
     def _collect_batches(self, dp, rows, cap, chunk, remaining, budget):
-        """Count per pool row, then collect batches that fit ``cap`` (heavy rows re-expanded)."""
+        """Count per pool row, then collect batches that fit ``cap`` (heavy rows re-expanded).
+
+        Each batch's device work finishes before any of its rows is emitted, so after a device
+        fault the batches not yet emitted are exactly the work left: the CPU engine finishes them
+        from their partial matches (:meth:`CpuEngine.iter_from`), each match once.
+        """
         xp = self.xp
         L = rows.shape[1]
-        _, tc, _, stopped = self._dfs(dp, rows, budget=budget)
-        if stopped is not None:
+        errs = faults.device_errors()
+        try:
+            _, tc, _, stopped = self._dfs(dp, rows, budget=budget)
+            if stopped is not None:
+                return
+            counts = _host(tc).astype(np.int64)
+        except errs as exc:
+            self._recover(exc)
+            yield from self._cpu_rest(_host(rows), chunk, remaining, budget)
             return
-        counts = _host(tc).astype(np.int64)
         half = max(1, cap // 2)
         heavy = np.flatnonzero(counts > half)
         light = np.flatnonzero((counts > 0) & (counts <= half))
+        items = []
         if light.size:
             excl = np.concatenate([[0], np.cumsum(counts[light])[:-1]])
             batch = excl // half
             cuts = np.flatnonzero(np.diff(batch)) + 1
-            for part in np.split(light, cuts):
-                if remaining[0] is not None and remaining[0] <= 0:
-                    return
-                if budget.partial or not budget.keep_going():
-                    return
-                want = int(counts[part].sum())
-                sub = rows[xp.asarray(part)]
-                ctl, _, out, stopped = self._dfs(dp, sub, collect=True, cap=cap, budget=budget)
-                got = int(ctl[C_OUT])
-                if stopped is None and got != want:
-                    raise RuntimeError(f"gmatch: batch produced {got} rows, counted {want}")
-                yield from self._emit(out, min(got, cap), chunk, remaining)
-                if stopped is not None:
-                    return
-        for i in heavy:
+            items += [("light", part) for part in np.split(light, cuts)]
+        items += [("heavy", np.array([i])) for i in heavy]
+        for n_item, (kind, part) in enumerate(items):
             if remaining[0] is not None and remaining[0] <= 0:
                 return
             if budget.partial or not budget.keep_going():
                 return
-            sub = rows[int(i) : int(i) + 1]
-            children = self._expand(dp, sub, L)
-            if children is None:
-                raise MemoryError("gmatch: cannot split a heavy task within the memory budget")
-            if L + 1 == dp.k:
-                yield from self._emit(children, children.shape[0], chunk, remaining)
-            elif children.shape[0]:
-                yield from self._collect_batches(dp, children, cap, chunk, remaining, budget)
+            stopped = None
+            try:
+                sub = rows[xp.asarray(part)]
+                if kind == "light":
+                    want = int(counts[part].sum())
+                    ctl, _, out, stopped = self._dfs(dp, sub, collect=True, cap=cap,
+                                                     budget=budget)
+                    got = int(ctl[C_OUT])
+                    if stopped is None and got != want:
+                        raise RuntimeError(f"gmatch: batch produced {got} rows, counted {want}")
+                    done = _host(out[: min(got, cap)])
+                else:
+                    done = self._expand(dp, sub, L)
+                    if done is None:
+                        raise MemoryError("gmatch: cannot split a heavy task within the "
+                                          "memory budget")
+                    if L + 1 == dp.k:
+                        done = _host(done)
+            except errs as exc:
+                self._recover(exc)
+                rest = np.concatenate([p for _, p in items[n_item:]])
+                yield from self._cpu_rest(_host(rows)[rest], chunk, remaining, budget)
+                return
+            if kind == "light" or L + 1 == dp.k:
+                yield from self._emit(done, done.shape[0], chunk, remaining)
+                if stopped is not None:
+                    return
+            elif done.shape[0]:
+                yield from self._collect_batches(dp, done, cap, chunk, remaining, budget)
+
+    def _cpu_rest(self, prefixes, chunk, remaining, budget):
+        """Finish the subtrees of ``prefixes`` on the CPU engine (after a device fault)."""
+        from ..cpu import CpuEngine
+
+        self._note_recovery("finished the unemitted partial matches on the CPU engine")
+        for rows in CpuEngine().iter_from(self._plan, prefixes, chunk=chunk,
+                                          limit=remaining[0], budget=budget):
+            if remaining[0] is not None:
+                remaining[0] -= rows.shape[0]
+            yield rows
