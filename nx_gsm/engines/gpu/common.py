@@ -106,6 +106,41 @@ def _find(indptr, indices, x, y):
 
 
 @cuda.jit(device=True)
+def _pair_ok(c, x, v, chk_out, chk_in, chk_peo, chk_pei, indptr, indices, emult, eclass, eok,
+             has_el, mono, directed):
+    """Check ``c`` of a depth between an earlier image ``x`` and candidate ``v``: the out- (and
+    in-) multiplicity, at least the pattern's in mono mode, equal otherwise, and edge classes."""
+    e = _find(indptr, indices, x, v)
+    have = 0
+    if e >= 0:
+        have = emult[e]
+    need = chk_out[c]
+    if mono != 0:
+        if have < need:
+            return False
+    elif have != need:
+        return False
+    if has_el != 0 and need > 0:
+        if eok[chk_peo[c], eclass[e]] == 0:
+            return False
+    if directed != 0:
+        e = _find(indptr, indices, v, x)
+        have = 0
+        if e >= 0:
+            have = emult[e]
+        need = chk_in[c]
+        if mono != 0:
+            if have < need:
+                return False
+        elif have != need:
+            return False
+        if has_el != 0 and need > 0:
+            if eok[chk_pei[c], eclass[e]] == 0:
+                return False
+    return True
+
+
+@cuda.jit(device=True)
 def _feasible(d, v, m, order, cand_bits, chk_ptr, chk_j, chk_out, chk_in, chk_peo, chk_pei,
               indptr, indices, emult, eclass, eok, has_el, mono, directed):
     """Validity of task (M, u, v) (gMatch Sec. 4.1/5.2, Alg. 2 l.33-41), with NetworkX semantics.
@@ -121,33 +156,9 @@ def _feasible(d, v, m, order, cand_bits, chk_ptr, chk_j, chk_out, chk_in, chk_pe
             return False
     for c in range(chk_ptr[d], chk_ptr[d + 1]):
         x = m[chk_j[c]]
-        e = _find(indptr, indices, x, v)
-        have = 0
-        if e >= 0:
-            have = emult[e]
-        need = chk_out[c]
-        if mono != 0:
-            if have < need:
-                return False
-        elif have != need:
+        if not _pair_ok(c, x, v, chk_out, chk_in, chk_peo, chk_pei, indptr, indices, emult,
+                        eclass, eok, has_el, mono, directed):
             return False
-        if has_el != 0 and need > 0:
-            if eok[chk_peo[c], eclass[e]] == 0:
-                return False
-        if directed != 0:
-            e = _find(indptr, indices, v, x)
-            have = 0
-            if e >= 0:
-                have = emult[e]
-            need = chk_in[c]
-            if mono != 0:
-                if have < need:
-                    return False
-            elif have != need:
-                return False
-            if has_el != 0 and need > 0:
-                if eok[chk_pei[c], eclass[e]] == 0:
-                    return False
     return True
 
 
@@ -218,6 +229,8 @@ def _kernel_array(x):
 def _graph_to_device(G, xp):
     """(indptr, indices, mult, in_indptr, in_indices) of ``G`` on the device."""
     def a(x, dtype):
+        if getattr(G, "on_device", False):  # a DeviceGraph: its arrays are used in place
+            return _kernel_array(x if x.size else xp.zeros(1, dtype=dtype))
         x = np.ascontiguousarray(x, dtype=dtype)
         if x.size == 0:
             x = np.zeros(1, dtype=dtype)
@@ -250,6 +263,13 @@ def _upload_packed(arrays, xp):
         return [_kernel_array(xp.asarray(x)) for x in arrays]
 
 
+def _upload_mixed(arrays, xp):
+    """:func:`_upload_packed` for the host arrays; device arrays are passed through."""
+    host = [x for x in arrays if isinstance(x, np.ndarray)]
+    up = iter(_upload_packed(host, xp))
+    return [next(up) if isinstance(x, np.ndarray) else _kernel_array(x) for x in arrays]
+
+
 class _DevPlan:
     """The plan's arrays on the device (padded so no kernel argument is empty)."""
 
@@ -257,6 +277,8 @@ class _DevPlan:
         G = plan.G
 
         def h(x, dtype):
+            if not isinstance(x, np.ndarray):  # already on the device (a device-resident plan)
+                return x if x.size else xp.zeros((1,) * max(x.ndim, 1), dtype=dtype)
             x = np.ascontiguousarray(x, dtype=dtype)
             if x.size == 0:
                 x = np.zeros((1,) * max(x.ndim, 1), dtype=dtype)
@@ -272,11 +294,15 @@ class _DevPlan:
                 h(plan.drv_dir, np.int32), h(eclass, np.int32), h(plan.eok, np.uint8)]
         (self.order, self.cand_bits, self.cand_ptr, self.cand_flat, self.chk_ptr, self.chk_j,
          self.chk_out, self.chk_in, self.chk_peo, self.chk_pei, self.drv_ptr, self.drv_j,
-         self.drv_dir, self.eclass, self.eok) = _upload_packed(host, xp)
+         self.drv_dir, self.eclass, self.eok) = _upload_mixed(host, xp)
         self.indptr, self.indices, self.mult, self.in_indptr, self.in_indices = garrs
         # int32 stack offsets suffice unless 32 local candidate sets could overflow them
-        deg = np.diff(G.indptr)
-        longest = max(int(deg.max()) if deg.size else 0, int(np.diff(plan.cand_ptr).max())
+        if getattr(G, "on_device", False):
+            top = G.max_degree()
+        else:
+            deg = np.diff(G.indptr)
+            top = int(deg.max()) if deg.size else 0
+        longest = max(top, int(np.diff(plan.cand_ptr).max())
                       if plan.cand_ptr.size > 1 else 0)
         self.wide = bool(G.indices.size >= 2**31 - 1 or plan.cand_flat.size >= 2**31 - 1
                          or 32 * longest >= 2**31 - 1)
@@ -305,3 +331,33 @@ def _host(a):
     if isinstance(a, np.ndarray):
         return a
     return a.get()
+
+
+@cuda.jit(device=True)
+def _feasible_range(d, v, m, moff, jlo, jhi, bits, order, cand_bits, chk_ptr, chk_j, chk_out,
+                    chk_in, chk_peo, chk_pei, indptr, indices, emult, eclass, eok, has_el, mono,
+                    directed):
+    """:func:`_feasible` restricted to the earlier depths ``jlo <= j < jhi`` (``m[j - moff]`` is
+    the data node of depth ``j``); the candidate bit is tested only when ``bits`` is non-zero.
+
+    ``_feasible_range(d, v, m, 0, 0, d0, 1, ...)`` and ``_feasible_range(d, v, t, d0, d0, d, 0,
+    ...)`` together are exactly ``_feasible(d, v, ...)``: engines that match several depths at once
+    (GENEVA Sec. 5.2-5.4) test each candidate against the matched prefix once, then only the
+    pairs among the new depths.
+    """
+    if bits != 0:
+        u = order[d]
+        if (cand_bits[u, v >> 3] >> (v & 7)) & 1 == 0:
+            return False
+    for j in range(jlo, jhi):
+        if m[j - moff] == v:
+            return False
+    for c in range(chk_ptr[d], chk_ptr[d + 1]):
+        j = chk_j[c]
+        if j < jlo or j >= jhi:
+            continue
+        x = m[j - moff]
+        if not _pair_ok(c, x, v, chk_out, chk_in, chk_peo, chk_pei, indptr, indices, emult,
+                        eclass, eok, has_el, mono, directed):
+            return False
+    return True

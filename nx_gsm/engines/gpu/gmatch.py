@@ -631,7 +631,7 @@ class GMatchEngine:
     def _bfs(self, dp, roots, target):
         """Initialisation phase: expand until ``target`` rows, the last depth, or the budget."""
         xp = self.xp
-        rows = xp.asarray(np.ascontiguousarray(roots, dtype=np.int32).reshape(-1, 1))
+        rows = xp.ascontiguousarray(xp.asarray(roots), dtype=np.int32).reshape(-1, 1)
         L = 1
         levels = 0
         while L < dp.k and rows.shape[0] and rows.shape[0] < target:
@@ -791,8 +791,11 @@ class GMatchEngine:
         """After a device fault: drop what this engine holds on the device, note it, go on."""
         self._gcache = None
         faults.release_device_memory()
-        self._faults.append(f"{type(exc).__name__}: {exc}")
-        log.warning("gmatch: device fault (%s: %s); recovering", type(exc).__name__, exc)
+        what = f"{type(exc).__name__}: {exc}"
+        self._faults.append(what)
+        # a string, not the exception: a log record that kept the exception would keep its
+        # traceback's frames, and with them device arrays, alive in any handler that stores records
+        log.warning("gmatch: device fault (%s); recovering", what)
 
     @contextlib.contextmanager
     def _halved_budget(self):
@@ -854,6 +857,39 @@ class GMatchEngine:
         if stopped is not None and (limit is None or total < limit):
             return PartialCount(total)
         return total
+
+    def device_rows(self, plan, limit=None, budget=UNLIMITED):
+        """Every match (at most ``limit``) as one device array ``(rows, k)`` in matching order,
+        never copied to the host: the zero-copy output of a DeviceGraph search.
+
+        Counts first, then collects into a buffer of exactly that size; returns None when that
+        buffer would not fit the memory budget or the device failed (the caller then streams
+        through the host with :meth:`iter_chunks`).
+        """
+        xp = self.xp
+        self._faults = []
+        if plan.empty or (limit is not None and limit <= 0):
+            return xp.zeros((0, plan.k), dtype=np.int32)
+        if plan.k > KMAX_LIMIT:
+            return None
+        try:
+            dp, rows, L = self._prepare(plan)
+            if L == plan.k or rows.shape[0] == 0:
+                return rows if limit is None else rows[:limit]
+            _, tc, _, stopped = self._dfs(dp, rows, stop_at=limit, budget=budget)
+            total = _exact_sum(_host(tc))
+            if limit is not None:
+                total = min(total, limit)
+            if stopped is not None or 4 * plan.k * total > self._budget() // 2:
+                return None
+            ctl, _, out, stopped = self._dfs(dp, rows, collect=True, stop_at=total, cap=total,
+                                             budget=budget)
+            if stopped is not None:
+                return None
+            return out[: min(int(ctl[C_OUT]), total)]
+        except faults.device_errors() as exc:
+            self._recover(exc)
+            return None
 
     def count_per_row(self, plan):
         """(pool rows on host, exact count per row) -- for tests and diagnostics."""

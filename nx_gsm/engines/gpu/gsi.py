@@ -1,0 +1,865 @@
+"""The GSI engine: a vertex-at-a-time BFS join on the GPU (GSI, ICDE 2020; SGSI, TKDE 35(11)).
+
+Implements, over a :class:`~nx_gsm.plan.planner.MatchPlan` (``shared/papers/sgsi-scalable-gsi.txt``,
+``DIGEST-static.md`` Sec. 4):
+
+* **Filtering (GSI Sec. 3.1).** GSI's N-bit signature is a hashed neighbourhood-label count that
+  saturates at 2. The plan's candidates are the source of truth; a small device kernel applies the
+  exact form of the signature test on top of them (:func:`_signature_kernel`): for every pattern
+  node u and every group of u's neighbours with equal (edge compatibility, candidate set) -- the
+  unhashed key ``L_E(e) + L_V(v')`` -- a data node needs at least as many distinct neighbours that
+  fit the group. Without hashing there are no collisions, so it prunes at least what GSI's does.
+* **Join (GSI Sec. 5, Algs. 2-3).** BFS in ``plan.order``, one level per pattern node. The linking
+  edge of a row is the backward neighbour with the shortest list, chosen per row (GSI picks the
+  globally rarest label; the per-row minimum is the tighter exact bound). Lists come from GSI's PCSR
+  (:class:`~nx_gsm.engines.gpu.formats.PCSR`, one partition per edge class) where the linking
+  edge's pattern edge admits exactly one data edge class, else from the plain CSR/CSC (a pattern
+  edge compatible with several classes would need a union of partitions; the CSR row is then the
+  exact bound, and ``_feasible`` checks classes).
+* **Prealloc-Combine (GSI Sec. 5).** Per row the bound is the length of that list; one prefix sum
+  (CuPy ``cumsum``) reserves every row's slice of one buffer (GBA); one warp per row checks its
+  candidates with :func:`~nx_gsm.engines.gpu.common._feasible` (exact NetworkX semantics, which
+  subsumes GSI's later intersections with the other linking edges) and appends the valid ones to
+  a 32-entry **write cache** in shared memory, flushed as one coalesced 128-byte write. No second
+  join: a link kernel compacts the GBA into the next level.
+* **Column-wise intermediate table (SGSI Sec. 6.2).** Level L stores one vertex column and one
+  parent pointer per row (row i of level L = (row ``par[i]`` of level L-1, ``col[i]``)). A join
+  reads a row's partial match by following parent pointers; full rows are materialised only when
+  emitted.
+* **Memory (SGSI Sec. 6, digest pitfall 4).** Before each level the exact GBA size is known from the
+  prefix sum; when it (plus the next level's columns) exceeds the budget, the frontier is cut into
+  chunks that fit -- rows whose own list is too long are split into list ranges -- and each chunk is
+  joined and descended depth-first, so the device never holds more than the budget.
+* **Work granularity (SGSI+ Sec. 7, Eq. 1).** A histogram of the per-row bounds (bins of 32) and
+  SGSI's cost model choose per row: a warp, 4 warps, a block, or the whole grid (the paper's
+  dynamic-parallelism tier; Numba has none, so those rows run one at a time on every warp of a
+  launch). Several warps on one row reserve write-cache flushes by an atomic add on the row's count.
+
+Semantics are exactly the CPU engine's; outputs are exact Python ints (per-row counts int64).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import weakref
+
+import numpy as np
+from numba import cuda, int32, int64
+
+from ..base import UNLIMITED, PartialCount
+from .common import (_DevPlan, _ballot, _feasible, _graph_to_device, _host, _quiet, _sim_reset,
+                     _wsync)
+from .device import array_module, device_info, is_simulator, memory_budget
+from .formats import PCSR
+
+__all__ = ["GsiEngine", "KMAX_LIMIT", "choose_tiers"]
+
+log = logging.getLogger("nx_gsm.gpu")
+
+_SIM = is_simulator()
+KMAX_LIMIT = 64  # longest partial match a thread rebuilds in local memory (deeper: CPU engine)
+_KMAX_BUCKETS = (8, 16, 32, 64)
+# bytes per GBA slot (4) plus the next level's column and parent pointer (12)
+_SLOT_BYTES = 16
+# bytes per task: row, list start, length, kind, GBA offset, count, output offset, tier index
+_TASK_BYTES = 57
+_MULTI_WARP = 4  # warps per row in SGSI's multi-warp tier
+# GBA slots per join launch at most: the budget and Ctrl-C are checked between launches, so this
+# bounds the latency of a timeout (a launch of 2**26 candidate checks takes well under a second)
+_MAX_SLOTS = 1 << 26
+
+
+# ---------------------------------------------------------------------------------------------
+# device functions
+# ---------------------------------------------------------------------------------------------
+@cuda.jit(device=True)
+def _rebuild(m, r, L, col, par):
+    """SGSI Sec. 6.2: the partial match of table row ``r`` (L columns) from the parent chain."""
+    idx = r
+    for j in range(L - 1, -1, -1):
+        m[j] = col[idx]
+        idx = par[idx]
+
+
+@cuda.jit(device=True)
+def _pcsr_find(groups, gbase, delta, cbase, li, v):
+    """GSI Sec. 4 (Def. 5): N(v, l) in a PCSR partition -> (start in the packed ``ci``, length).
+
+    Hash group ``v mod Delta``, then the overflow chain (GID). The paper has a warp probe the
+    16 pairs of a group in parallel; here one thread scans them (all in one 128-byte line), since
+    a lookup is made once per row in the bound kernel.
+    """
+    g = v % delta[li]
+    base = gbase[li]
+    while g != -1:
+        for s in range(15):
+            if groups[base + g, s, 0] == v:
+                o = groups[base + g, s, 1]
+                e = groups[base + g, 15, 1]
+                if s + 1 < 15:
+                    if groups[base + g, s + 1, 0] != -1:
+                        e = groups[base + g, s + 1, 1]
+                return cbase[li] + o, e - o
+        g = groups[base + g, 15, 0]
+    return cbase[li] * 0, 0
+
+
+@cuda.jit(device=True)
+def _linking_list(d, m, drv_ptr, drv_j, drv_dir, drv_cls, indptr, in_indptr, cand_ptr,
+                  g_out, gb_out, dl_out, cb_out, g_in, gb_in, dl_in, cb_in):
+    """GSI Alg. 3 l.1-2: the linking edge with the shortest list and that list, for depth ``d``.
+
+    Returns (start, length, kind); kind 0 = the plan's candidate list (no backward neighbour),
+    1/2 = CSR out/in row, 3/4 = PCSR out/in list of the edge class ``drv_cls`` (>= 0).
+    """
+    t0 = drv_ptr[d]
+    t1 = drv_ptr[d + 1]
+    if t0 == t1:
+        return cand_ptr[d], cand_ptr[d + 1] - cand_ptr[d], 0
+    best_lo = cand_ptr[0] * 0
+    best_n = best_lo - 1
+    kind = 1
+    for t in range(t0, t1):
+        x = m[drv_j[t]]
+        c = drv_cls[t]
+        if c >= 0:
+            if drv_dir[t] == 0:
+                a, n = _pcsr_find(g_out, gb_out, dl_out, cb_out, c, x)
+                kd = 3
+            else:
+                a, n = _pcsr_find(g_in, gb_in, dl_in, cb_in, c, x)
+                kd = 4
+        elif drv_dir[t] == 0:
+            a = indptr[x]
+            n = indptr[x + 1] - a
+            kd = 1
+        else:
+            a = in_indptr[x]
+            n = in_indptr[x + 1] - a
+            kd = 2
+        if best_n < 0 or n < best_n:
+            best_lo = a
+            best_n = n
+            kind = kd
+    return best_lo, best_n, kind
+
+
+@cuda.jit(device=True)
+def _cand(kind, idx, cand_flat, indices, in_indices, ci_out, ci_in):
+    if kind == 0:
+        return cand_flat[idx]
+    if kind == 1:
+        return indices[idx]
+    if kind == 2:
+        return in_indices[idx]
+    if kind == 3:
+        return ci_out[idx]
+    return ci_in[idx]
+
+
+@cuda.jit
+def _signature_kernel(n, verts, n_groups, need, ent, cand_bits, indptr, indices, emult, eclass,
+                      eok, has_el, out_ok):
+    """GSI Sec. 3.1 (exact form): does data node ``verts[i]`` fit every neighbour group of u?
+
+    One thread per candidate of one pattern node u. Group ``g`` stands for ``need[g]`` pattern
+    neighbours w of u with one key: edge compatibility (pattern entry ``ent[g, 0]``), candidate
+    set (of ``w = ent[g, 1]``) and multiplicity ``ent[g, 2]``. A neighbour x of v counts when x is
+    a candidate of w and the edge v -> x has the multiplicity and a compatible class; injectivity
+    needs ``need[g]`` distinct such x (GSI's 2-bit group state, without hashing or saturation).
+    """
+    start = cuda.grid(1)
+    stride = cuda.gridsize(1)
+    for i in range(start, n, stride):
+        v = verts[i]
+        good = True
+        for g in range(n_groups):
+            pe = ent[g, 0]
+            w = ent[g, 1]
+            mu = ent[g, 2]
+            c = 0
+            for e in range(indptr[v], indptr[v + 1]):
+                x = indices[e]
+                if (cand_bits[w, x >> 3] >> (x & 7)) & 1 == 0 or emult[e] < mu:
+                    continue
+                if has_el != 0 and eok[pe, eclass[e]] == 0:
+                    continue
+                c += 1
+                if c >= need[g]:
+                    break
+            if c < need[g]:
+                good = False
+                break
+        out_ok[i] = 1 if good else 0
+
+
+_KERNELS = {}
+
+
+def _kernels(KMAX, W):
+    """The bound and join kernels for partial matches of up to ``KMAX`` nodes, ``W`` warps/block."""
+    key = (KMAX, W)
+    if key in _KERNELS:
+        return _KERNELS[key]
+
+    @cuda.jit
+    def bound(n, base, L, col, par, drv_ptr, drv_j, drv_dir, drv_cls, indptr, in_indptr,
+              cand_ptr, g_out, gb_out, dl_out, cb_out, g_in, gb_in, dl_in, cb_in, lo_out, len_out,
+              kind_out):
+        """GSI Alg. 3 (pre-allocation): each row's linking list and its length, the exact bound
+        on the row's extensions. One thread per row of the frontier."""
+        m = cuda.local.array(KMAX, int32)
+        start = cuda.grid(1)
+        stride = cuda.gridsize(1)
+        for i in range(start, n, stride):
+            _rebuild(m, base + i, L, col, par)
+            lo, cnt, kd = _linking_list(L, m, drv_ptr, drv_j, drv_dir, drv_cls, indptr,
+                                        in_indptr, cand_ptr, g_out, gb_out, dl_out, cb_out, g_in,
+                                        gb_in, dl_in, cb_in)
+            lo_out[i] = lo
+            len_out[i] = cnt
+            kind_out[i] = kd
+
+    @cuda.jit
+    def join(n_sel, sel, use_sel, wpr, t_row, t_lo, t_len, t_kind, F, L, col, par, order,
+             cand_bits, cand_flat, chk_ptr, chk_j, chk_out, chk_in, chk_peo, chk_pei, indptr,
+             indices, emult, in_indices, eclass, eok, has_el, mono, directed, ci_out, ci_in, gba,
+             cnt):
+        """GSI Alg. 2 with Prealloc-Combine and the write cache (Sec. 5); SGSI Sec. 7 tiers.
+
+        ``wpr`` warps share a row (1: warp, 4: multi-warp, W: block, grid: kernel tier); warp
+        ``s`` of a row checks candidates ``32 s + lane``, stride ``32 wpr``. Valid ones go to the
+        warp's 32-slot cache in shared memory; a full cache is flushed as one coalesced write to
+        the row's GBA slice ``F[t]:``, at an offset reserved by an atomic add on ``cnt[t]``.
+        """
+        cache = cuda.shared.array((W, 32), int32)
+        offs = cuda.shared.array(W, int64)
+        m = cuda.local.array(KMAX, int32)
+        tid = cuda.threadIdx.x
+        lane = tid & 31
+        w = tid >> 5
+        lt = (int64(1) << lane) - 1
+        gw = cuda.blockIdx.x * W + w
+        nw = cuda.gridDim.x * W
+        for g in range(gw, n_sel * wpr, nw):
+            q = g // wpr
+            s = g - q * wpr
+            t = q
+            if use_sel != 0:
+                t = sel[q]
+            _rebuild(m, t_row[t], L, col, par)
+            lo = t_lo[t]
+            n = t_len[t]
+            kd = t_kind[t]
+            dst = F[t]
+            pos = 0
+            for b in range(s * 32, n, wpr * 32):
+                i = b + lane
+                ok = False
+                v = 0
+                if i < n:
+                    v = _cand(kd, lo + i, cand_flat, indices, in_indices, ci_out, ci_in)
+                    ok = _feasible(L, v, m, order, cand_bits, chk_ptr, chk_j, chk_out, chk_in,
+                                   chk_peo, chk_pei, indptr, indices, emult, eclass, eok, has_el,
+                                   mono, directed)
+                mask = _ballot(ok)
+                tot = cuda.popc(mask)
+                slot = pos + cuda.popc(mask & lt)
+                if ok and slot < 32:
+                    cache[w, slot] = v
+                _wsync()
+                if pos + tot >= 32:
+                    if lane == 0:
+                        offs[w] = cuda.atomic.add(cnt, t, 32)
+                    _wsync()
+                    gba[dst + offs[w] + lane] = cache[w, lane]
+                    _wsync()
+                    if ok and slot >= 32:
+                        cache[w, slot - 32] = v
+                    pos = pos + tot - 32
+                else:
+                    pos = pos + tot
+                _wsync()
+            if pos > 0:
+                if lane == 0:
+                    offs[w] = cuda.atomic.add(cnt, t, pos)
+                _wsync()
+                if lane < pos:
+                    gba[dst + offs[w] + lane] = cache[w, lane]
+            _wsync()
+
+    _KERNELS[key] = (bound, join)
+    return bound, join
+
+
+@cuda.jit
+def _link_kernel(n_t, t_row, F, cnt, excl, gba, col, par, new_base):
+    """GSI Alg. 2 (link step), column-wise (SGSI Sec. 6.2): one warp per row copies its valid
+    candidates into the new column and points their parent at the row."""
+    lane = cuda.threadIdx.x & 31
+    gw = cuda.grid(1) >> 5
+    nw = cuda.gridsize(1) >> 5
+    for t in range(gw, n_t, nw):
+        c = cnt[t]
+        src = F[t]
+        dst = new_base + excl[t]
+        r = t_row[t]
+        for j in range(lane, c, 32):
+            col[dst + j] = gba[src + j]
+            par[dst + j] = r
+
+
+# ---------------------------------------------------------------------------------------------
+# host side
+# ---------------------------------------------------------------------------------------------
+def choose_tiers(hist, sms, t_sn=0.1, t_kl=5.0):
+    """SGSI Sec. 7, Eq. 1: the cheapest (x3, x1) bin thresholds for a histogram of row bounds.
+
+    Parameters
+    ----------
+    hist : array of int
+        ``hist[i]`` = rows whose bound lies in ``[32 i, 32 (i + 1))``.
+    sms : int
+        Streaming multiprocessors (the model assumes 32 warps per SM).
+    t_sn, t_kl : float
+        A block synchronisation and a kernel launch, in warp-iterations.
+
+    Returns
+    -------
+    (x3, x1) : rows in bins ``<= x3`` run one warp per row, bins ``x3+1..31`` several warps per
+    row, bins ``32..x1`` one block per row and bins ``> x1`` the whole grid per row. The total
+    cost is separable in x3 and x1, so each is minimised alone (the paper brute-forces pairs).
+
+    Example
+    -------
+    >>> choose_tiers([1000] + [0] * 40 + [3] + [0] * 200 + [1], sms=132)
+    (0, 41)
+    """
+    h = np.asarray(hist, dtype=np.float64)
+    b = h.size - 1
+    i = np.arange(b + 1, dtype=np.float64)
+    per_sm = np.ceil(h / sms)
+    fa = i * np.ceil(h / (32 * sms))
+    fm = (1 + 2 * t_sn) * np.ceil(32 * i * per_sm / 1024)
+    fb = (1 + t_sn) * per_sm * np.ceil(32 * i / 1024)
+    fk = h * (t_kl + np.ceil(32 * i / (1024 * sms)))
+    top = min(31, b)
+    ca = np.cumsum(fa[: top + 1])
+    cm = np.cumsum(fm[: top + 1][::-1])[::-1]  # cm[x] = sum fm[x..top]
+    cost3 = ca + np.append(cm[1:], 0.0)
+    x3 = int(np.argmin(cost3))
+    if b < 32:
+        return (b if x3 == top else x3), b
+    cb = np.cumsum(fb[32:])
+    ck = np.cumsum(fk[32:][::-1])[::-1]
+    cost1 = cb + np.append(ck[1:], 0.0)
+    x1 = 32 + int(np.argmin(cost1))
+    return x3, x1
+
+
+class _Table:
+    """SGSI's column-wise intermediate table: every level's vertex column and parent pointers
+    in two device buffers used as a stack (a chunk's deeper levels are pushed and popped)."""
+
+    def __init__(self, xp):
+        self.xp = xp
+        self.col = xp.empty(1, dtype=np.int32)
+        self.par = xp.empty(1, dtype=np.int64)
+        self.used = 0
+
+    @property
+    def nbytes(self):
+        return 12 * int(self.col.size)
+
+    def push(self, n):
+        """Reserve ``n`` rows; returns their first (absolute) index."""
+        need = self.used + n
+        if need > self.col.size:
+            xp = self.xp
+            col = xp.empty(need, dtype=np.int32)
+            par = xp.empty(need, dtype=np.int64)
+            col[: self.used] = self.col[: self.used]
+            par[: self.used] = self.par[: self.used]
+            self.col, self.par = col, par
+        base = self.used
+        self.used = need
+        return base
+
+
+class _Stop(Exception):
+    """Raised inside the level walk when the limit or the budget ends the search."""
+
+
+class GsiEngine:
+    """GSI/SGSI on the GPU: ``count(plan, limit, budget)`` and ``iter_chunks(plan, chunk, limit,
+    budget)`` (the engine protocol of :mod:`nx_gsm.engines`; ``budget`` -- timeout, progress,
+    Ctrl-C -- is checked between levels and chunks).
+
+    Parameters (all optional)
+    -------------------------
+    memory_budget : int
+        Bytes (default: ``nx.config.backends.gsm.device_memory_budget`` or 80% of free memory).
+    max_chunk : int
+        At most this many GBA slots per join launch (default: from the memory budget); small
+        values force the chunked, depth-first path (tests).
+    tiers : (int, int, int)
+        Fixed list-length thresholds ``(W3, W2, W1)``: rows with bound <= W3 get a warp, <= W2
+        4 warps, <= W1 a block, longer the whole grid (default: SGSI's histogram cost model with
+        W2 = 1023, i.e. SGSI's 1024-thread limit; tests force small values).
+    signatures : bool
+        Apply the signature filter kernel (default True).
+    block_warps, blocks : int
+        Warps per block and the most blocks per launch (defaults from the device).
+    t_sn, t_kl : float
+        The cost model's synchronisation and launch costs in warp-iterations.
+
+    ``last_stats`` holds levels, rows per level, chunks, tiers, peak device bytes and timings.
+
+    Example
+    -------
+    >>> from nx_gsm.api import prepare                                  # doctest: +SKIP
+    >>> plan, _, _ = prepare(nx.cycle_graph(5), nx.path_graph(3), "mono")  # doctest: +SKIP
+    >>> GsiEngine().count(plan)                                         # doctest: +SKIP
+    10
+    """
+
+    name = "gsi"
+
+    def __init__(self, *, memory_budget=None, max_chunk=None, tiers=None, signatures=True,
+                 block_warps=None, blocks=None, t_sn=0.1, t_kl=5.0):
+        self.xp = array_module()
+        self.memory_budget = memory_budget
+        self.max_chunk = None if max_chunk is None else max(1, int(max_chunk))
+        self.tiers = tiers
+        self.signatures = bool(signatures)
+        self.W = int(block_warps) if block_warps else (2 if _SIM else 8)
+        self.blocks = blocks
+        self.t_sn = float(t_sn)
+        self.t_kl = float(t_kl)
+        self.last_stats = {}
+        self._gcache = None
+        self._pcache = None
+
+    # -- helpers --------------------------------------------------------------------------------
+    def _fallback(self, plan):
+        if plan.k == 0 or plan.k > KMAX_LIMIT:
+            reason = (f"pattern has {plan.k} nodes; gsi rebuilds partial matches of 1 to "
+                      f"{KMAX_LIMIT} nodes")
+            log.warning("gsi: falling back to the CPU engine: %s", reason)
+            self.last_stats = {"fallback": reason}
+            from ..cpu import CpuEngine
+
+            return CpuEngine()
+        return None
+
+    def _max_blocks(self):
+        if self.blocks is not None:
+            return max(1, int(self.blocks))
+        info = device_info()
+        if info["simulator"]:
+            return 1
+        return (info["sm_count"] or 1) * max(1, 2048 // (32 * self.W))
+
+    def _launch_blocks(self, warps):
+        return max(1, min(self._max_blocks(), (warps + self.W - 1) // self.W))
+
+    def _mem(self, extra=0):
+        """Track the peak: our own accounting and, on a device, CuPy's pool."""
+        own = self._static + self._tab.nbytes + int(extra)
+        used = own
+        if not _SIM:
+            try:
+                used = max(own, int(self.xp.get_default_memory_pool().used_bytes()))
+            except Exception:  # pragma: no cover - a CuPy without a default pool
+                pass
+        if used > self.last_stats["peak_bytes"]:
+            self.last_stats["peak_bytes"] = used
+
+    def _graph_arrays(self, G):
+        c = self._gcache
+        if c is not None and c[0]() is G:
+            return c[1]
+        arrs = _graph_to_device(G, self.xp)
+        try:
+            self._gcache = (weakref.ref(G), arrs)
+        except TypeError:
+            self._gcache = None
+        return arrs
+
+    def _pcsr(self, plan):
+        """Per-driver PCSR partition index (-1: plain CSR) and the packed out/in PCSR arrays."""
+        xp = self.xp
+        nd = plan.drv_j.size
+        cls = np.full(max(nd, 1), -1, dtype=np.int32)
+        single = {}
+        if plan.has_elabels:
+            for t in range(nd):
+                ok = np.flatnonzero(plan.eok[plan.drv_pe[t]])
+                if ok.size == 1:
+                    single[t] = int(ok[0])
+        dummy = (xp.full((1, 16, 2), -1, dtype=np.int32), xp.zeros(1, dtype=np.int64),
+                 xp.ones(1, dtype=np.int64), xp.zeros(1, dtype=np.int64),
+                 xp.zeros(1, dtype=np.int32))
+        if not single:
+            return xp.asarray(cls), dummy, dummy, 0
+        key = (plan.eclass.size, hash(plan.eclass.tobytes()))
+        c = self._pcache
+        if c is not None and c[0]() is plan.G and c[1] == key:
+            packs = c[2]
+        else:
+            dirs = ("out", "in") if plan.G.directed else ("out",)
+            packs = {}
+            for dname in dirs:
+                P = PCSR(plan.G, elabels=plan.eclass, direction=dname, xp=np)
+                groups = [np.asarray(g) for g in P.groups]
+                ci = [np.asarray(a) for a in P.ci]
+                gbase = np.concatenate([[0], np.cumsum([g.shape[0] for g in groups])[:-1]])
+                cbase = np.concatenate([[0], np.cumsum([a.size for a in ci])[:-1]])
+                ci_all = np.concatenate(ci) if ci else np.zeros(0, np.int32)
+                packs[dname] = (
+                    {int(lv): i for i, lv in enumerate(P.label_values)},
+                    (xp.asarray(np.concatenate(groups) if groups else dummy[0]),
+                     xp.asarray(gbase.astype(np.int64)),
+                     xp.asarray(np.asarray(P.delta, dtype=np.int64)),
+                     xp.asarray(cbase.astype(np.int64)),
+                     xp.asarray(ci_all if ci_all.size else np.zeros(1, np.int32))))
+            if "in" not in packs:
+                packs["in"] = packs["out"]
+            try:
+                self._pcache = (weakref.ref(plan.G), key, packs)
+            except TypeError:
+                self._pcache = None
+        for t, c_ in single.items():
+            index = packs["out" if plan.drv_dir[t] == 0 else "in"][0]
+            # a class no data edge has: its list is empty, the CSR row is still an exact bound
+            cls[t] = index.get(c_, -1)
+        used = bool((cls >= 0).any())
+        return xp.asarray(cls), packs["out"][1], packs["in"][1], int(used)
+
+    def _signature_filter(self, plan, dp):
+        """Candidate bits after the exact signature test (GSI Sec. 3.1); None if nothing pruned."""
+        H = plan.H
+        xp = self.xp
+        bits = plan.cand_bits.copy()
+        cand = plan.cand
+        changed = False
+        eok = plan.eok
+        for u in range(H.n):
+            # pattern out-neighbours of u grouped by (edge compatibility, multiplicity, cand row)
+            groups = {}
+            for pe in range(int(H.indptr[u]), int(H.indptr[u + 1])):
+                w = int(H.indices[pe])
+                if w == u:
+                    continue
+                key = (eok[pe].tobytes() if plan.has_elabels else b"", int(H.mult[pe]),
+                       cand[w].tobytes())
+                groups.setdefault(key, []).append((pe, w, int(H.mult[pe])))
+            multi = [g for g in groups.values() if len(g) >= 2]
+            if not multi:
+                continue  # one neighbour per key: arc consistency already guarantees it
+            verts = np.flatnonzero(cand[u]).astype(np.int32)
+            if verts.size == 0:
+                continue
+            need = np.array([len(g) for g in multi], dtype=np.int32)
+            ent = np.array([g[0] for g in multi], dtype=np.int32).reshape(-1, 3)
+            ok = xp.zeros(verts.size, dtype=np.uint8)
+            threads = 128
+            blocks = max(1, min(4096, (verts.size + threads - 1) // threads))
+            with _quiet():
+                _signature_kernel[blocks, threads](
+                    verts.size, xp.asarray(verts), len(multi), xp.asarray(need),
+                    xp.asarray(ent), dp.cand_bits, dp.indptr, dp.indices, dp.mult, dp.eclass,
+                    dp.eok, dp.has_el, ok)
+            bad = verts[_host(ok) == 0]
+            if bad.size:
+                changed = True
+                bits[u, bad >> 3] &= ~(np.uint8(1) << (bad & 7).astype(np.uint8))
+        self.last_stats["signature_pruned"] = int(
+            np.unpackbits(plan.cand_bits, bitorder="little").sum()
+            - np.unpackbits(bits, bitorder="little").sum()) if changed else 0
+        return bits if changed else None
+
+    # -- the level walk -------------------------------------------------------------------------
+    def _setup(self, plan):
+        t0 = time.perf_counter()
+        xp = self.xp
+        garrs = self._graph_arrays(plan.G)
+        dp = _DevPlan(plan, xp, garrs)
+        self.last_stats = {"k": plan.k, "levels": plan.k, "rows_per_level": [0] * plan.k,
+                           "chunks": 0, "split_rows": 0, "tiers": {"warp": 0, "multi_warp": 0,
+                                                                   "block": 0, "grid": 0},
+                           "peak_bytes": 0, "t_join": 0.0}
+        self._bits = plan.cand_bits
+        if self.signatures and plan.k > 1:
+            bits = self._signature_filter(plan, dp)
+            if bits is not None:
+                self._bits = np.ascontiguousarray(bits)
+                dp.cand_bits = xp.asarray(self._bits)
+        self._drv_cls, self._pcsr_out, self._pcsr_in, used = self._pcsr(plan)
+        self.last_stats["pcsr"] = bool(used)
+        G = plan.G
+        self._static = int(G.indptr.nbytes + G.indices.nbytes + G.mult.nbytes
+                           + plan.cand_bits.nbytes + plan.cand_flat.nbytes)
+        if G.directed:
+            self._static += int(G.in_indptr.nbytes + G.in_indices.nbytes)
+        if used:
+            self._static += sum(int(a.nbytes) for a in self._pcsr_out + self._pcsr_in)
+        self._tab = _Table(xp)
+        KMAX = next(b for b in _KMAX_BUCKETS if b >= plan.k)
+        self._bound, self._join = _kernels(KMAX, self.W)
+        self.last_stats["t_setup"] = time.perf_counter() - t0
+        return dp
+
+    def _avail(self):
+        """GBA slots one join may use: half of what the budget leaves after the table, at most
+        ``_MAX_SLOTS``."""
+        if self.max_chunk is not None:
+            return self.max_chunk
+        left = memory_budget(self.memory_budget) - self._static - self._tab.nbytes
+        return max(64, min(_MAX_SLOTS, left // (2 * (_SLOT_BYTES + _TASK_BYTES))))
+
+    def _tasks(self, dp, L, base, n):
+        """The frontier rows ``base:base+n`` (L columns) as join tasks, in chunks that fit.
+
+        Yields (t_row, t_lo, t_len, t_kind, total slots) device arrays per chunk; rows whose list
+        alone exceeds a chunk are split into list ranges.
+        """
+        xp = self.xp
+        lo = xp.empty(max(n, 1), dtype=np.int64)
+        ln = xp.zeros(max(n, 1), dtype=np.int64)
+        kd = xp.empty(max(n, 1), dtype=np.int8)
+        threads = 128
+        _sim_reset()
+        with _quiet():
+            self._bound[max(1, min(4096, (n + threads - 1) // threads)), threads](
+                n, base, L, self._tab.col, self._tab.par, dp.drv_ptr, dp.drv_j, dp.drv_dir,
+                self._drv_cls, dp.indptr, dp.in_indptr, dp.cand_ptr, *self._pcsr_out[:4],
+                *self._pcsr_in[:4], lo, ln, kd)
+        lo, ln, kd = lo[:n], ln[:n], kd[:n]
+        total = int(ln.sum()) if n else 0
+        cap = self._avail()
+        if total <= cap and n <= cap:
+            yield xp.arange(base, base + n, dtype=np.int64), lo, ln, kd, total
+            return
+        # SGSI Sec. 6 / digest pitfall 4: cut the frontier by the exact prefix sum, on the device,
+        # into row ranges of under 2 * cap slots + rows; a row longer than cap is left out of the
+        # ranges and joined in list ranges of cap slots
+        long_rows = ln > cap
+        n_long = int(long_rows.sum())
+        short = xp.where(long_rows, 0, ln) if n_long else ln
+        incl = xp.cumsum(short)
+        excl = incl - short
+        key = (excl + xp.arange(n, dtype=np.int64)) // cap
+        cuts = xp.flatnonzero(key[1:] != key[:-1]) + 1
+        del key
+        starts = xp.concatenate([xp.zeros(1, dtype=cuts.dtype), cuts])
+        ends = xp.concatenate([cuts, xp.full(1, n, dtype=cuts.dtype)])
+        sums = _host(incl[ends - 1] - excl[starts])
+        starts, ends = _host(starts), _host(ends)
+        del incl, excl
+        for a, b, tot in zip(starts.tolist(), ends.tolist(), sums.tolist()):
+            if tot:
+                yield (xp.arange(base + a, base + b, dtype=np.int64), lo[a:b], short[a:b],
+                       kd[a:b], int(tot))
+        if not n_long:
+            return
+        self.last_stats["split_rows"] += n_long
+        rows = xp.flatnonzero(long_rows)
+        r_h, lo_h, ln_h, kd_h = (_host(x) for x in (rows, lo[rows], ln[rows], kd[rows]))
+        pieces = (ln_h + cap - 1) // cap
+        row = np.repeat(r_h, pieces)
+        j = np.arange(row.size, dtype=np.int64) - np.repeat(np.cumsum(pieces) - pieces, pieces)
+        t_lo = np.repeat(lo_h, pieces) + j * cap
+        t_len = np.minimum(cap, np.repeat(ln_h, pieces) - j * cap)
+        t_kind = np.repeat(kd_h, pieces)
+        # pieces of cap slots (the last of a row shorter), batched under 2 * cap slots per launch
+        first = np.cumsum(t_len) - t_len
+        for part in np.split(np.arange(row.size), np.flatnonzero(np.diff(first // cap)) + 1):
+            yield (xp.asarray(base + row[part].astype(np.int64)), xp.asarray(t_lo[part]),
+                   xp.asarray(t_len[part]), xp.asarray(t_kind[part]), int(t_len[part].sum()))
+
+    def _join_chunk(self, dp, L, t_row, t_lo, t_len, t_kind, total):
+        """Prealloc-Combine for one chunk: (GBA, exclusive offsets F, valid count per task)."""
+        xp = self.xp
+        n_t = int(t_len.size)
+        F = xp.cumsum(t_len) - t_len
+        gba = xp.empty(max(total, 1), dtype=np.int32)
+        cnt = xp.zeros(max(n_t, 1), dtype=np.int64)
+        self._mem(4 * total + _TASK_BYTES * n_t)
+        W = self.W
+        args = (t_row, t_lo, t_len, t_kind, F, L, self._tab.col, self._tab.par,
+                *dp.check_args(), self._pcsr_out[4], self._pcsr_in[4], gba, cnt)
+        t0 = time.perf_counter()
+        tiers = self.last_stats["tiers"]
+        if n_t:
+            longest = int(t_len.max())
+            if self.tiers is not None:
+                w3, w2, w1 = self.tiers
+            elif longest < 32:
+                w3 = w2 = w1 = longest
+            else:
+                hist = _host(xp.bincount(t_len // 32))
+                x3, x1 = choose_tiers(hist, device_info()["sm_count"] or 1, self.t_sn, self.t_kl)
+                w3, w2, w1 = 32 * x3 + 31, 1023, 32 * x1 + 31
+            if longest <= w3:
+                tiers["warp"] += n_t
+                _sim_reset()
+                with _quiet():
+                    self._join[self._launch_blocks(n_t), 32 * W](n_t, cnt, 0, 1, *args)
+            else:
+                grid_warps = self._max_blocks() * W
+                w2 = max(w2, w3)
+                w1 = max(w1, w2)
+                for name, sel, wpr in (
+                        ("warp", t_len <= w3, 1),
+                        ("multi_warp", (t_len > w3) & (t_len <= w2), _MULTI_WARP),
+                        ("block", (t_len > w2) & (t_len <= w1), W),
+                        ("grid", t_len > w1, grid_warps)):
+                    idx = xp.flatnonzero(sel).astype(np.int64)
+                    ns = int(idx.size)
+                    if ns == 0:
+                        continue
+                    tiers[name] += ns
+                    _sim_reset()
+                    with _quiet():
+                        self._join[self._launch_blocks(ns * wpr), 32 * W](ns, idx, 1, wpr, *args)
+        if not _SIM:
+            cuda.synchronize()
+        self.last_stats["t_join"] += time.perf_counter() - t0
+        return gba, F, cnt[:n_t]
+
+    def _walk(self, dp, plan, L, base, n, collect, state, budget):
+        """Extend the level-L rows ``base:base+n`` to complete matches, depth-first over chunks.
+
+        Counting adds to ``state["found"]``; collecting yields device arrays of complete rows
+        (column d = the data node of ``plan.order[d]``).
+        """
+        xp = self.xp
+        k = plan.k
+        for t_row, t_lo, t_len, t_kind, total in self._tasks(dp, L, base, n):
+            self.last_stats["chunks"] += 1
+            gba, F, cnt = self._join_chunk(dp, L, t_row, t_lo, t_len, t_kind, total)
+            m = int(cnt.sum()) if cnt.size else 0
+            self.last_stats["rows_per_level"][L] += m
+            last = L + 1 == k
+            if last and not collect:
+                state["found"] += m
+            elif m:
+                excl = xp.cumsum(cnt) - cnt
+                nb = self._tab.push(m)
+                self._mem(4 * total + _TASK_BYTES * int(cnt.size))
+                n_t = int(cnt.size)
+                with _quiet():
+                    _link_kernel[self._launch_blocks(n_t), 32 * self.W](
+                        n_t, t_row, F, cnt, excl, gba, self._tab.col, self._tab.par, nb)
+                del gba, F, cnt, excl, t_row, t_lo, t_len, t_kind
+                if last:
+                    state["found"] += m
+                    yield self._rows(nb, m, k)
+                else:
+                    yield from self._walk(dp, plan, L + 1, nb, m, collect, state, budget)
+                self._tab.used = nb
+            self._check(state, budget)
+
+    def _check(self, state, budget):
+        lim = state["limit"]
+        if lim is not None and state["found"] >= lim:
+            raise _Stop()
+        if budget.partial or not budget.keep_going(state["found"], self.last_stats["chunks"], 0):
+            state["stopped"] = True
+            raise _Stop()
+
+    def _rows(self, base, m, k):
+        """Materialise complete rows ``base:base+m`` of the last level from the parent chains."""
+        xp = self.xp
+        out = xp.empty((m, k), dtype=np.int32)
+        idx = xp.arange(base, base + m, dtype=np.int64)
+        for j in range(k - 1, -1, -1):
+            out[:, j] = self._tab.col[idx]
+            if j:
+                idx = self._tab.par[idx]
+        return out
+
+    def _run(self, plan, collect, limit, budget):
+        """Generator over complete-row device arrays (collect) with ``state`` holding the count."""
+        state = {"found": 0, "limit": limit, "stopped": False}
+        t0 = time.perf_counter()
+        dp = self._setup(plan)
+        roots = np.ascontiguousarray(plan.cand_flat[plan.cand_ptr[0] : plan.cand_ptr[1]])
+        bits = self._bits[int(plan.order[0])]  # the signature filter may prune roots
+        roots = roots[(bits[roots >> 3] >> (roots & 7)) & 1 == 1]
+        n0 = int(roots.size)
+        self.last_stats["rows_per_level"][0] = n0
+        self._state = state
+
+        def gen():
+            try:
+                if n0 == 0:
+                    return
+                base = self._tab.push(n0)
+                self._tab.col[base : base + n0] = self.xp.asarray(roots.astype(np.int32))
+                self._tab.par[base : base + n0] = -1
+                self._mem()
+                if plan.k == 1:
+                    state["found"] = n0
+                    if collect:
+                        yield self._rows(base, n0, 1)
+                    return
+                yield from self._walk(dp, plan, 1, base, n0, collect, state, budget)
+            except _Stop:
+                return
+            except KeyboardInterrupt:
+                budget.stop("interrupted")
+                state["stopped"] = True
+            finally:
+                self.last_stats["t_total"] = time.perf_counter() - t0
+                self.last_stats["stopped"] = state["stopped"]
+                self._tab = _Table(self.xp)
+
+        return gen(), state
+
+    # -- public protocol ------------------------------------------------------------------------
+    def count(self, plan, limit=None, budget=UNLIMITED):
+        """Number of matches (exact Python int), at most ``limit``; a :class:`PartialCount`
+        lower bound when ``budget`` (deadline, Ctrl-C) stopped the search."""
+        if plan.empty:
+            return 0
+        fb = self._fallback(plan)
+        if fb is not None:
+            return fb.count(plan, limit, budget=budget)
+        if limit is not None and limit <= 0:
+            return 0
+        gen, state = self._run(plan, False, limit, budget)
+        for _ in gen:
+            pass
+        total = state["found"] if limit is None else min(state["found"], limit)
+        if state["stopped"] and (limit is None or total < limit):
+            return PartialCount(total)
+        return total
+
+    def iter_chunks(self, plan, chunk=4096, limit=None, budget=UNLIMITED):
+        """Matches as int32 arrays of up to ``chunk`` rows (column d: the data node of pattern
+        node ``plan.order[d]``), at most ``limit`` in all; ``budget`` can end it early."""
+        if plan.empty:
+            return
+        fb = self._fallback(plan)
+        if fb is not None:
+            yield from fb.iter_chunks(plan, chunk=chunk, limit=limit, budget=budget)
+            return
+        if limit is not None and limit <= 0:
+            return
+        left = limit
+        gen, _ = self._run(plan, True, limit, budget)
+        try:
+            for rows in gen:
+                host = np.ascontiguousarray(_host(rows), dtype=np.int32)
+                if left is not None:
+                    host = host[:left]
+                    left -= host.shape[0]
+                for a in range(0, host.shape[0], chunk):
+                    yield host[a : a + chunk]
+                if left is not None and left <= 0:
+                    return
+        finally:
+            gen.close()
