@@ -36,8 +36,10 @@ Two ways to run those searches, both exact (``docs/incremental.md`` has the cost
   graph is copied, updated and converted with :func:`nx_gsm.from_networkx` once per batch
   (``O(|V| + |E|)``), and the anchored searches plan against the whole graph.
 
-The data graph is kept as a NetworkX graph (the CPU reference path). The GPU GAMMA engine
-(batch-dynamic matching on the device) is a later step.
+The data graph is kept as a NetworkX graph (the CPU reference path, and the fallback).
+``engine="gamma"`` runs the delta on the GPU instead (``nx_gsm.engines.gpu.gamma``: the graph on
+the device, one warp per updated item, each match reported from its smallest updated item);
+``engine="auto"`` picks it when a GPU is usable.
 """
 
 from __future__ import annotations
@@ -64,25 +66,26 @@ class BatchResult:
     """The net change of one batch.
 
     ``added`` / ``removed`` are lists of ``{G_node: H_node}`` dicts (each mapping once, in no
-    particular order); ``num_added`` / ``num_removed`` their lengths; ``count`` the total number of
-    matches after the batch when it is known (after :meth:`IncrementalMatcher.count` was called
-    once), else None.
+    particular order), or None after ``apply(..., counts_only=True)``; ``num_added`` /
+    ``num_removed`` their sizes; ``count`` the total number of matches after the batch when it is
+    known (after :meth:`IncrementalMatcher.count` was called once), else None.
     """
 
-    __slots__ = ("added", "removed", "count")
+    __slots__ = ("added", "removed", "count", "_nums")
 
-    def __init__(self, added, removed, count=None):
+    def __init__(self, added, removed, count=None, nums=None):
         self.added = added
         self.removed = removed
         self.count = count
+        self._nums = nums if nums is not None else (len(added), len(removed))
 
     @property
     def num_added(self):
-        return len(self.added)
+        return self._nums[0]
 
     @property
     def num_removed(self):
-        return len(self.removed)
+        return self._nums[1]
 
     def __repr__(self):
         return f"<BatchResult +{self.num_added} -{self.num_removed}>"
@@ -279,7 +282,10 @@ class IncrementalMatcher:
         As in NetworkX's GraphMatcher (for multigraphs ``edge_match`` receives the key-dicts of all
         parallel edges between two nodes).
     engine : str
-        The engine that runs the anchored searches (``"auto"``, ``"cpu"``, ...).
+        The engine that runs the anchored searches (``"auto"``, ``"cpu"``, ...), or ``"gamma"``:
+        the batch delta on the GPU (an error without a usable GPU; ``"auto"`` uses it when a GPU
+        is usable and the pattern fits it, the CPU path otherwise). Static counts
+        (:meth:`count`, :meth:`matches`) use ``"auto"``'s engine then.
     sync : bool
         If True, ``G`` receives the same updates after each successful batch (with the keys the
         matcher resolved for multigraph edges). ``G`` must then not be changed by other means.
@@ -317,7 +323,7 @@ class IncrementalMatcher:
                 raise TypeError(f"{name} must be callable or None, got {type(f).__name__}")
         if sync and nx.is_frozen(G):
             raise nx.NetworkXError("IncrementalMatcher: sync=True needs a mutable G (it is frozen)")
-        self._engine = _engine(engine)
+        self._engine = _engine("auto" if engine == "gamma" else engine)
         self.induced = bool(induced)
         self._mode = "induced" if induced else "mono"
         self.node_match = node_match
@@ -333,6 +339,7 @@ class IncrementalMatcher:
         self._count = None
         self._local = "auto"  # "auto" | "always" | "never" (tests force both paths)
         self._pattern_tables()
+        self._gamma = self._gamma_engine(engine)
 
     # -- setup ------------------------------------------------------------------------------
     def _convert(self, X):
@@ -363,6 +370,23 @@ class IncrementalMatcher:
             self._radius = max(nx.eccentricity(U).values()) if len(keys) > 1 else 0
         else:
             self._radius = None
+
+    def _gamma_engine(self, engine):
+        """The GPU delta engine for ``engine="gamma"`` (or ``"auto"`` where it can run)."""
+        if engine not in ("gamma", "auto") or self._h.n == 0:
+            return None
+        from .engines.gpu.gamma import GammaDelta, gamma_reason
+
+        if engine == "auto":
+            from .engines.gpu.device import is_simulator
+
+            if gamma_reason() is not None or is_simulator():
+                return None
+            try:
+                return GammaDelta(self)
+            except ValueError:  # a pattern beyond the kernel's limits: the CPU path
+                return None
+        return GammaDelta(self)
 
     # -- public -----------------------------------------------------------------------------
     @property
@@ -396,7 +420,8 @@ class IncrementalMatcher:
             yield dict(zip(t, hk))
 
     def apply(self, insert=None, delete=None, nodes=None, delete_nodes=None, *,
-              source="source", target="target", edge_key=None, edge_attr=True):
+              source="source", target="target", edge_key=None, edge_attr=True,
+              counts_only=False):
         """Apply one batch atomically and return its net change as a :class:`BatchResult`.
 
         Parameters
@@ -416,6 +441,11 @@ class IncrementalMatcher:
             ``node_match`` is set, in which case they must be given here.
         delete_nodes : iterable, optional
             Nodes to delete with all their edges.
+        counts_only : bool
+            Return only ``num_added`` / ``num_removed`` (``added`` and ``removed`` are None). The
+            GPU engine then counts on the device without building the mappings when no match can
+            be valid both before and after (every changed pair appears, disappears or, in induced
+            mode, changes multiplicity); otherwise the sets are built and differenced as usual.
 
         Batch semantics (order-free): every deletion refers to an item of the graph *before* the
         batch, every insertion adds a new item. In a simple graph an edge given both in ``delete``
@@ -434,13 +464,22 @@ class IncrementalMatcher:
         batch = self._normalise(insert, delete, nodes, delete_nodes, source, target, edge_key,
                                 edge_attr)
         if batch.empty:
-            return BatchResult([], [], self._count)
+            return BatchResult(None, None, self._count, (0, 0)) if counts_only else \
+                BatchResult([], [], self._count)
         # nothing below changes any state until the commit, so an exception from a user callable
         # during the searches leaves the matcher as it was
-        before, after, G1, g1 = self._delta(batch)
+        before, after, G1, g1 = self._delta(batch, counts_only)
         hk = self._h.node_keys
-        added = [dict(zip(t, hk)) for t in after - before]
-        removed = [dict(zip(t, hk)) for t in before - after]
+        if isinstance(before, int):  # counted on the device: the two sides are disjoint
+            added = removed = None
+            nums = (after, before)
+        elif counts_only:
+            added = removed = None
+            nums = (len(after - before), len(before - after))
+        else:
+            added = [dict(zip(t, hk)) for t in after - before]
+            removed = [dict(zip(t, hk)) for t in before - after]
+            nums = (len(added), len(removed))
         # commit (cannot fail: every item was validated against the current graph)
         if G1 is not None:
             self._G, self._g = G1, g1
@@ -448,10 +487,10 @@ class IncrementalMatcher:
             batch.apply_to(self._G)
             self._g = None
         if self._count is not None:
-            self._count += len(added) - len(removed)
+            self._count += nums[0] - nums[1]
         if self.sync:
             batch.apply_to(self._user)
-        return BatchResult(added, removed, self._count)
+        return BatchResult(added, removed, self._count, nums)
 
     # -- batch normalisation ----------------------------------------------------------------
     def _pair(self, u, v):
@@ -737,11 +776,15 @@ class IncrementalMatcher:
                     add({a: n})
         return out
 
-    def _delta(self, batch):
+    def _delta(self, batch, counts_only=False):
         """(mappings of G_before, mappings of G_after) that use a changed pair or a new/deleted
-        node, plus (G_after, its GsmGraph) when the full path built them, else (None, None)."""
+        node, plus (G_after, its GsmGraph) when the full path built them, else (None, None).
+        The GPU engine may return the two sets' sizes instead (``counts_only``)."""
         if self._h.n == 0:
             return set(), set(), None, None
+        if self._gamma is not None:
+            before, after = self._gamma.delta(self, batch, counts_only)
+            return before, after, None, None
         G0 = self._G
         # one group per unordered node pair: both orientations share one local region
         groups = {}

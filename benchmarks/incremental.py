@@ -1,0 +1,227 @@
+"""Batch-dynamic matching benchmark: per-batch latency of ``IncrementalMatcher.apply`` against
+recounting from scratch (issue 6; GAMMA's setup, ``docs/incremental.md``).
+
+GitHub (SNAP musae-github: ``shared/datasets/snap/github/edges.csv``) with 5 seeded node labels, as
+GAMMA's GH; 6-vertex dense (average degree >= 3), sparse (connected, not a tree, average degree
+< 3) and tree patterns cut out of the data graph (seeded, so each has matches); batches of 0.1%,
+1% and 10% of the edges, half deletions of present edges and half insertions of held-out edges
+(seeded). Per batch: ``apply`` latency (``--counts-only``: the delta's sizes only, which the GPU
+counts on the device), the delta's size, and a recount of the matches of the after-graph from
+scratch with the best static engine on the same device (``cpu``: the CPU
+engine; ``gamma``: gMatch on the GPU), each under a time cap (a capped recount is a lower bound).
+
+    python -m benchmarks.incremental --engine cpu --quick --out benchmarks/results/x.json
+    python -m benchmarks.incremental --engine gamma --out benchmarks/results/y.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+import time
+from pathlib import Path
+
+import networkx as nx
+import numpy as np
+from networkx.algorithms import isomorphism as iso
+
+from .datasets import datasets_root
+from .machine import machine_info
+
+PATTERNS = ("dense", "sparse", "tree")
+FRACTIONS = (0.001, 0.01, 0.1)
+
+
+class _Timeout(Exception):
+    pass
+
+
+def _alarm(seconds):
+    def raise_(signum, frame):
+        raise _Timeout()
+
+    signal.signal(signal.SIGALRM, raise_)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+
+
+def load_github(root=None, labels=5, seed=0):
+    """The GitHub graph (NetworkX, nodes 0..n-1) with ``labels`` seeded node labels ``"l"``."""
+    path = Path(datasets_root(root)) / "snap" / "github" / "edges.csv"
+    pairs = np.loadtxt(path, delimiter=",", skiprows=1, dtype=np.int64)
+    n = int(pairs.max()) + 1
+    G = nx.Graph()
+    lab = np.random.default_rng(seed).integers(0, labels, n)
+    G.add_nodes_from((i, {"l": int(lab[i])}) for i in range(n))
+    G.add_edges_from(map(tuple, pairs[pairs[:, 0] != pairs[:, 1]].tolist()))
+    return G
+
+
+def cut_pattern(G, kind, k=6, seed=0):
+    """A connected ``k``-vertex pattern of class ``kind`` cut out of ``G`` (labels kept)."""
+    rng = np.random.default_rng(seed)
+    nodes = list(G)
+    for _ in range(100000):
+        start = nodes[rng.integers(len(nodes))]
+        S = [start]
+        while len(S) < k:  # random expansion along edges
+            nb = [w for w in G[S[rng.integers(len(S))]] if w not in S]
+            if not nb:
+                break
+            S.append(nb[rng.integers(len(nb))])
+        if len(S) < k:
+            continue
+        I = G.subgraph(S)
+        m = I.number_of_edges()
+        if kind == "dense" and 2 * m < 3 * k:
+            continue
+        T = nx.bfs_tree(I, start).to_undirected()
+        H = nx.Graph(T.edges())
+        if kind == "sparse":
+            extra = [e for e in I.edges() if not H.has_edge(*e)]
+            if not extra:
+                continue
+            take = rng.permutation(len(extra))[: min(len(extra), int(rng.integers(1, 3)))]
+            H.add_edges_from(extra[i] for i in take)
+            if 2 * H.number_of_edges() >= 3 * k:
+                continue
+        elif kind == "dense":
+            H = nx.Graph(I.edges())
+        for u in H:
+            H.nodes[u]["l"] = G.nodes[u]["l"]
+        return nx.convert_node_labels_to_integers(H)
+    raise RuntimeError(f"no {kind} pattern found")
+
+
+def make_batches(G, fraction, count, seed=0):
+    """``count`` batches of ``fraction * |E|`` updates: half deletions of present edges, half
+    insertions of held-out edges. Returns (initial graph, batches)."""
+    rng = np.random.default_rng(seed)
+    edges = np.array(list(G.edges()), dtype=np.int64)
+    size = max(2, int(round(fraction * len(edges))))
+    half = size // 2
+    perm = rng.permutation(len(edges))
+    held = edges[perm[: half * count]]
+    G0 = G.copy()
+    G0.remove_edges_from(map(tuple, held.tolist()))
+    cur = {tuple(e) for e in edges[perm[half * count :]].tolist()}
+    batches = []
+    for i in range(count):
+        present = sorted(cur)
+        dele = [present[j] for j in rng.choice(len(present), size - half, replace=False)]
+        ins = [tuple(e) for e in held[i * half : (i + 1) * half].tolist()]
+        cur.difference_update(dele)
+        cur.update(ins)
+        batches.append((ins, dele))
+    return G0, batches
+
+
+def _static_engine(name):
+    from nx_gsm.engines import get_engine
+
+    return get_engine("gmatch" if name == "gamma" else "cpu")
+
+
+def recount(G, H, engine, cap):
+    """(seconds, count, complete) of counting the matches from scratch (plan + count)."""
+    from nx_gsm.api import prepare
+    from nx_gsm.engines.base import Budget
+
+    t = time.perf_counter()
+    plan, _, _ = prepare(G, H, "mono", node_match=iso.categorical_node_match("l", None),
+                         engine=engine)
+    c = 0 if plan.empty else engine.count(plan, budget=Budget(timeout=cap))
+    return time.perf_counter() - t, int(c), not getattr(c, "partial", False) and \
+        type(c).__name__ != "PartialCount"
+
+
+def run(engine, patterns, fractions, batches, seed, cap, recount_cap, root=None, log=print,
+        counts_only=False):
+    from nx_gsm.incremental import IncrementalMatcher
+
+    G = load_github(root, seed=seed)
+    static = _static_engine(engine)
+    rows = []
+    for pi, kind in enumerate(patterns):
+        H = cut_pattern(G, kind, seed=seed + pi)
+        for fraction in fractions:
+            G0, bs = make_batches(G, fraction, batches, seed=seed)
+            m = IncrementalMatcher(G0, H, engine=engine,
+                                   node_match=iso.categorical_node_match("l", None))
+            for bi, (ins, dele) in enumerate(bs):
+                row = dict(pattern=kind, pattern_edges=H.number_of_edges(), fraction=fraction,
+                           batch=bi, updates=len(ins) + len(dele))
+                t = time.perf_counter()
+                try:
+                    _alarm(cap)
+                    r = m.apply(insert=ins, delete=dele, counts_only=counts_only)
+                    signal.setitimer(signal.ITIMER_REAL, 0)
+                    row.update(apply_s=time.perf_counter() - t, added=r.num_added,
+                               removed=r.num_removed)
+                    if m._gamma is not None:  # device phases: kernels, graph + table update
+                        row["gamma"] = dict(m._gamma.last_stats)
+                except _Timeout:
+                    row.update(apply_s=None, apply_capped_s=cap)
+                rs, rc, full = recount(m.graph, H, static, recount_cap)
+                if row["apply_s"] is None:  # the graph did not move: recount of the before-graph
+                    row.update(recount_s=rs, recount=rc, recount_complete=full,
+                               recount_graph="before")
+                    rows.append(row)
+                    log(json.dumps(row))
+                    break  # later batches would not be the seeded ones
+                row.update(recount_s=rs, recount=rc, recount_complete=full)
+                row["speedup"] = rs / row["apply_s"] if row["apply_s"] else None
+                rows.append(row)
+                log(json.dumps(row))
+    return rows
+
+
+def _warm_up(engine):
+    """Compile the kernels (JIT) outside the timings."""
+    from nx_gsm.incremental import IncrementalMatcher
+
+    m = IncrementalMatcher(nx.cycle_graph(6), nx.path_graph(3), engine=engine)
+    m.apply(insert=[(0, 3)], delete=[(1, 2)])
+    recount(nx.cycle_graph(6), nx.path_graph(3), _static_engine(engine), 10)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.incremental", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--engine", choices=("cpu", "gamma"), default="cpu")
+    ap.add_argument("--patterns", default=",".join(PATTERNS))
+    ap.add_argument("--fractions", default=",".join(map(str, FRACTIONS)))
+    ap.add_argument("--batches", type=int, default=3, help="batches per (pattern, fraction)")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--cap", type=float, default=600.0, help="seconds per apply")
+    ap.add_argument("--recount-cap", type=float, default=600.0, help="seconds per recount")
+    ap.add_argument("--quick", action="store_true",
+                    help="0.1%% and 1%% batches, 2 per setting, 60 s caps")
+    ap.add_argument("--counts-only", action="store_true",
+                    help="apply(counts_only=True): sizes of the delta, no mappings built")
+    ap.add_argument("--datasets", default=None)
+    ap.add_argument("--out", default=None, help="JSON record path")
+    a = ap.parse_args(argv)
+    fractions = [float(x) for x in a.fractions.split(",")]
+    if a.quick:
+        fractions, a.batches, a.cap, a.recount_cap = [0.001, 0.01], 2, 60.0, 60.0
+    _warm_up(a.engine)
+    t = time.perf_counter()
+    rows = run(a.engine, a.patterns.split(","), fractions, a.batches, a.seed, a.cap,
+               a.recount_cap, a.datasets, log=lambda s: print(s, flush=True),
+               counts_only=a.counts_only)
+    rec = dict(benchmark="incremental", engine=a.engine, dataset="snap/github", labels=5,
+               seed=a.seed, pattern_vertices=6, patterns=a.patterns.split(","),
+               fractions=fractions, batches=a.batches,
+               caps=dict(apply_s=a.cap, recount_s=a.recount_cap),
+               quick=a.quick, counts_only=a.counts_only, wall_s=time.perf_counter() - t,
+               machine=machine_info(), rows=rows)
+    if a.out:
+        Path(a.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(a.out).write_text(json.dumps(rec, indent=1, default=str) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,174 @@
+"""The GAMMA engine (batch-dynamic matching on the GPU) against the CPU path and VF2 (runs only
+where CUDA is usable).
+
+Thousands of random (graph, pattern, batch) cases of all four graph classes, monomorphism and
+induced, node and edge labels, self-loops, parallel edges, node insertions and deletions: each
+batch's added/removed equal the CPU path's and the difference of VF2's results (and
+``counts_only`` their sizes); order invariance
+(the same batch shuffled) and "one batch equals the same updates split into two, net"; a batch
+whose output overflows the first device buffer; the device graph after many batches equals the
+matcher's graph.
+"""
+
+import os
+import random
+
+import networkx as nx
+import pytest
+from networkx.algorithms import isomorphism as iso
+
+from nx_gsm.engines.gpu.gamma import gamma_reason
+from nx_gsm.incremental import IncrementalMatcher
+
+_REASON = gamma_reason()
+pytestmark = pytest.mark.skipif(_REASON is not None, reason=f"no usable CUDA device: {_REASON}")
+
+CLASSES = [nx.Graph, nx.DiGraph, nx.MultiGraph, nx.MultiDiGraph]
+N_CASES = int(os.environ.get("GAMMA_CASES", "2000"))
+
+
+def _vf2(G, H, induced, nm, em):
+    M = (iso.DiGraphMatcher if G.is_directed() else iso.GraphMatcher)(G, H, node_match=nm,
+                                                                      edge_match=em)
+    it = M.subgraph_isomorphisms_iter() if induced else M.subgraph_monomorphisms_iter()
+    return {frozenset(m.items()) for m in it}
+
+
+def _set(ms):
+    s = {frozenset(m.items()) for m in ms}
+    assert len(s) == len(ms), "a mapping was reported twice"
+    return s
+
+
+def _graph(rnd, cls, n, p, loops, nl, nel):
+    G = cls()
+    G.add_nodes_from((u, {"c": rnd.randrange(nl)}) for u in range(n))
+    for u in range(n):
+        for v in range(n):
+            if (u == v and not loops) or (not G.is_directed() and v < u):
+                continue
+            if rnd.random() < p:
+                G.add_edge(u, v, w=rnd.randrange(nel))
+                if G.is_multigraph() and rnd.random() < 0.3:
+                    G.add_edge(u, v, w=rnd.randrange(nel))
+    return G
+
+
+def _batch(rnd, G, nl, nel, size):
+    edges = list(G.edges(keys=True) if G.is_multigraph() else G.edges())
+    dele = rnd.sample(edges, min(len(edges), rnd.randint(0, size)))
+    nodes = list(G)
+    new = max(nodes) + 1
+    ins = []
+    for _ in range(rnd.randint(1, size)):
+        u, v = rnd.choice(nodes + [new]), rnd.choice(nodes)
+        if not G.is_multigraph() and (G.has_edge(u, v) or (u, v) in ins or
+                                      (not G.is_directed() and (v, u) in ins)):
+            continue
+        ins.append((u, v))
+    ins = [(u, v, {"w": rnd.randrange(nel)}) for u, v in ins]
+    gone = []
+    if rnd.random() < 0.2:
+        busy = {x for e in ins for x in e[:2]}
+        free = [x for x in nodes if x not in busy]
+        gone = rnd.sample(free, 1) if free else []
+        dele = [e for e in dele if e[0] not in gone and e[1] not in gone]
+    return dict(insert=ins, delete=dele, nodes=[(new, {"c": rnd.randrange(nl)})],
+                delete_nodes=gone)
+
+
+def _case(seed):
+    rnd = random.Random(seed)
+    cls = CLASSES[seed % 4]
+    induced = rnd.random() < 0.5
+    nl, nel = rnd.choice([1, 2, 3]), rnd.choice([1, 2])
+    G = _graph(rnd, cls, rnd.randint(6, 24), rnd.choice([0.15, 0.3, 0.5]), rnd.random() < 0.3,
+               nl, nel)
+    k = rnd.randint(2, 6)
+    if rnd.random() < 0.6:
+        H = nx.convert_node_labels_to_integers(G.subgraph(rnd.sample(list(G), k)).copy())
+        H.remove_edges_from(list(nx.selfloop_edges(H)))
+    else:
+        H = _graph(rnd, cls, k, 0.5, False, nl, nel)
+    if rnd.random() < 0.1:
+        H.add_node(k, c=0)
+    nm = iso.categorical_node_match("c", None) if rnd.random() < 0.5 else None
+    em = None
+    if rnd.random() < 0.3:
+        em = (iso.categorical_multiedge_match if G.is_multigraph()
+              else iso.categorical_edge_match)("w", None)
+    return G, H, dict(induced=induced, node_match=nm, edge_match=em), rnd, nl, nel
+
+
+@pytest.mark.parametrize("block", range(20))
+def test_random_batches_equal_cpu_path_and_vf2(block):
+    for seed in range(block, N_CASES, 20):
+        G, H, kw, rnd, nl, nel = _case(seed)
+        cpu = IncrementalMatcher(G, H, engine="cpu", **kw)
+        gpu = IncrementalMatcher(G, H, engine="gamma", **kw)
+        cnt = IncrementalMatcher(G, H, engine="gamma", **kw)
+        for _ in range(3):
+            b = _batch(rnd, gpu.graph, nl, nel, rnd.choice([2, 6]))
+            before = _vf2(gpu.graph, H, kw["induced"], kw["node_match"], kw["edge_match"])
+            rg, rc = gpu.apply(**b), cpu.apply(**b)
+            rn = cnt.apply(**b, counts_only=True)
+            assert (rn.num_added, rn.num_removed) == (rg.num_added, rg.num_removed), seed
+            after = _vf2(gpu.graph, H, kw["induced"], kw["node_match"], kw["edge_match"])
+            ga, gr = _set(rg.added), _set(rg.removed)
+            assert ga == _set(rc.added) and gr == _set(rc.removed), seed
+            assert ga == after - before and gr == before - after, seed
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_order_invariance_and_split_batches(seed):
+    G, H, kw, rnd, nl, nel = _case(10_000 + seed)
+    b = _batch(rnd, G, nl, nel, 6)
+    b["delete_nodes"] = []
+    one = IncrementalMatcher(G, H, engine="gamma", **kw)
+    r1 = one.apply(**b)
+    shuf = IncrementalMatcher(G, H, engine="gamma", **kw)
+    b2 = {k: list(v) for k, v in b.items()}
+    for v in b2.values():
+        rnd.shuffle(v)
+    r2 = shuf.apply(**b2)
+    assert _set(r1.added) == _set(r2.added) and _set(r1.removed) == _set(r2.removed)
+    # the same updates in two batches (deletions first, then insertions): the net change agrees
+    two = IncrementalMatcher(G, H, engine="gamma", **kw)
+    ra = two.apply(delete=b["delete"])
+    rb = two.apply(insert=b["insert"], nodes=b["nodes"])
+    plus = (_set(ra.added) - _set(rb.removed)) | (_set(rb.added) - _set(ra.removed))
+    minus = (_set(ra.removed) - _set(rb.added)) | (_set(rb.removed) - _set(ra.added))
+    assert plus == _set(r1.added) and minus == _set(r1.removed)
+
+
+def test_output_larger_than_the_device_buffer():
+    G = nx.complete_graph(14)
+    H = nx.complete_graph(4)
+    m = IncrementalMatcher(G, H, engine="gamma")
+    m._gamma.out_capacity = 8
+    r = m.apply(delete=[(0, 1), (2, 3)])
+    c = IncrementalMatcher(G, H, engine="cpu").apply(delete=[(0, 1), (2, 3)])
+    assert _set(r.removed) == _set(c.removed) and r.num_removed > 8
+
+
+def test_device_graph_tracks_many_batches():
+    rnd = random.Random(3)
+    G = nx.gnm_random_graph(300, 1500, seed=3)
+    H = nx.cycle_graph(4)
+    gpu = IncrementalMatcher(G, H, engine="gamma")
+    cpu = IncrementalMatcher(G, H, engine="cpu")
+    for _ in range(15):
+        edges = list(gpu.graph.edges())
+        dele = rnd.sample(edges, 60)
+        ins = []
+        while len(ins) < 60:
+            u, v = rnd.randrange(320), rnd.randrange(300)
+            if u != v and not gpu.graph.has_edge(u, v) and (u, v) not in ins and (v, u) not in ins:
+                ins.append((u, v))
+        rg, rc = gpu.apply(insert=ins, delete=dele), cpu.apply(insert=ins, delete=dele)
+        assert _set(rg.added) == _set(rc.added) and _set(rg.removed) == _set(rc.removed)
+    g = gpu._gamma
+    for x in gpu.graph:
+        row = sorted(g.kid[y] for y in gpu.graph[x] if y != x)
+        assert g.out.row(g.kid[x]) == row
+    assert gpu.count() == cpu.count()

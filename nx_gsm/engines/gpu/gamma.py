@@ -1,0 +1,899 @@
+"""GAMMA: batch-dynamic subgraph matching on the GPU (the device side of ``IncrementalMatcher``).
+
+Implements GAMMA (Qiu et al., *GPU-Accelerated Batch-Dynamic Subgraph Matching*,
+``shared/papers/gamma-batch-dynamic-gpu.txt``; read with ``DIGEST-gamma-pbe.md``) over node ids:
+
+* **Dynamic graph (Sec. V-C, GPMA).** :class:`RowPMA` keeps every vertex's sorted adjacency row in
+  a segment of one arena with free slots (gaps) at the segment's end; a batch of insertions and
+  deletions is merged into the touched segments with array operations (NumPy or CuPy), a segment
+  that overflows moves to the arena's end with doubled capacity, and the arena is re-spread when
+  half of it is garbage (the PMA's rebalancing). Rows stay contiguous and sorted, so the kernels
+  binary-search them as CSR rows (GPMA's global key array would need every search to skip gaps).
+* **Vertex encoding and candidate table (Sec. IV-B).** A vertex's code is its node-label bits
+  (``node_match`` against each pattern node), its distinct out-/in-degree saturated at the
+  pattern's maximum (the digest's thermometer code: saturation keeps the filter sound) and its
+  self-loop; the candidate table ``ct[v]`` holds one bit per pattern node. Each batch recomputes
+  the code only of the vertices it touches and uploads the rows whose code changed.
+* **Warp per updated edge (Sec. IV-C, Alg. 1 with the digest's corrections).** Each task is an
+  updated data pair seeded onto an ordered pattern pair (both orientations), a self-loop, or a
+  new/deleted node seeded onto an isolated pattern node. A warp runs the DFS of its task: at each
+  depth its 32 lanes test the shortest backward-neighbour row in parallel with the exact
+  NetworkX-semantics test (candidate bit, injectivity, multiplicities ``>=``/``==``, edge labels,
+  as ``common._feasible``) and ballot-compact the survivors into the warp's level buffer; the
+  last depth writes the matches. Negatives run on the old graph, then the batch is applied, then
+  positives run on the new graph.
+* **Each match once (end of Sec. IV-C, fixed as in the digest A2.6).** The updated items (changed
+  pairs, then new/deleted nodes) are totally ordered; a task of rank ``r`` rejects a candidate
+  whose newly checked pairs (the pairs its checks actually constrain), self-loop or node is an
+  updated item of rank ``< r``, so each match is produced only from its smallest updated item.
+* **Scheduling.** Warps take tasks from an atomic counter. The paper's intra-block work stealing
+  (Sec. V-A) and coalesced search over automorphic edge groups (Sec. V-B) are not implemented
+  (``docs/incremental.md`` says why).
+
+Exactness: ``added``/``removed`` equal the CPU path's (``nx_gsm.incremental``), which equals the
+difference of VF2's results (tests/test_gpu_gamma_sim.py, gpu/tests/test_gamma.py).
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+from numba import cuda, int32, int64
+
+from ...plan.planner import _depth_arrays
+from .common import _ballot, _kernel_array, _quiet, _sim_reset, _wsync
+from .device import array_module, device_reason, is_simulator
+
+__all__ = ["RowPMA", "GammaDelta", "gamma_reason", "KMAX"]
+
+_SIM = is_simulator()
+
+KMAX = 16  # deepest pattern the kernel's per-lane arrays hold
+EMAX = 63  # most pattern edge entries an int64 label mask holds
+_WPB = 4  # warps per block
+_NORANK = np.iinfo(np.int64).max
+
+
+def gamma_reason():
+    """None if the GAMMA engine can run here (a CUDA device, or Numba's simulator), else why not."""
+    if _SIM:
+        return None
+    return device_reason()
+
+
+# ---------------------------------------------------------------------------------------------
+# the dynamic graph on the device
+# ---------------------------------------------------------------------------------------------
+def _slack(n, xp):
+    """Capacity of a segment holding ``n`` entries: room for ~25% growth (at least 2)."""
+    return n + xp.maximum(2, n // 4)
+
+
+def _counts(ids, n, xp):
+    """How often each of ``0..n-1`` occurs in ``ids`` (int64; ``ids`` may be empty)."""
+    if ids.size == 0:
+        return xp.zeros(n, dtype=np.int64)
+    return xp.bincount(ids, minlength=n).astype(np.int64)[:n]
+
+
+class RowPMA:
+    """Sorted adjacency rows with gaps in one arena, updated in batches (GPMA, GAMMA Sec. V-C).
+
+    Row ``v`` occupies ``adj[start[v] : start[v] + length[v]]`` (sorted, no duplicates) inside a
+    segment of ``cap[v]`` slots; ``mult`` and ``emask`` are per-entry values (multiplicity and
+    edge-label bits). All arrays live in ``xp`` (NumPy or CuPy).
+
+    Parameters
+    ----------
+    n : int
+        Number of rows (vertices).
+    src, dst, mult, emask : arrays
+        The entries (any order, ``(src, dst)`` unique).
+    xp : module, optional
+        ``numpy`` (default) or ``cupy``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> p = RowPMA(3, np.array([0, 0]), np.array([2, 1]), np.array([1, 1]), np.zeros(2))
+    >>> p.update(np.array([0, 1]), np.array([1, 0]), np.array([0, 3]), np.zeros(2))
+    >>> [p.row(v) for v in range(3)]
+    [[2], [0], []]
+    """
+
+    def __init__(self, n, src, dst, mult, emask, xp=np):
+        self.xp = xp
+        self.n = 0
+        self.start = xp.zeros(0, dtype=np.int64)
+        self.length = xp.zeros(0, dtype=np.int32)
+        self.cap = xp.zeros(0, dtype=np.int64)
+        self.adj = xp.zeros(1, dtype=np.int32)
+        self.mult = xp.zeros(1, dtype=np.int32)
+        self.emask = xp.zeros(1, dtype=np.int64)
+        self.used = 0
+        self.relocations = 0
+        self.rebuilds = 0
+        self.add_rows(n)
+        self._layout(*self._sorted(xp.asarray(src, dtype=np.int64), xp.asarray(dst, dtype=np.int32),
+                                   xp.asarray(mult, dtype=np.int32),
+                                   xp.asarray(emask, dtype=np.int64)))
+
+    def _sorted(self, s, d, m, e):
+        o = self.xp.lexsort(self.xp.stack([d, s]))
+        return s[o], d[o], m[o], e[o]
+
+    def add_rows(self, extra):
+        """Append ``extra`` empty rows (new vertices)."""
+        xp = self.xp
+        if extra <= 0:
+            return
+        self.start = xp.concatenate([self.start, xp.zeros(extra, dtype=np.int64)])
+        self.length = xp.concatenate([self.length, xp.zeros(extra, dtype=np.int32)])
+        self.cap = xp.concatenate([self.cap, xp.zeros(extra, dtype=np.int64)])
+        self.n += extra
+
+    def _layout(self, s, d, m, e):
+        """Lay every row out afresh with slack (the initial build and the PMA re-spread)."""
+        xp = self.xp
+        lens = _counts(s, self.n, xp)
+        cap = xp.where(lens > 0, _slack(lens, xp), 0)
+        start = xp.cumsum(cap) - cap
+        total = int(cap.sum())
+        size = max(1, total + total // 4)
+        adj = xp.zeros(size, dtype=np.int32)
+        mult = xp.zeros(size, dtype=np.int32)
+        emask = xp.zeros(size, dtype=np.int64)
+        first = xp.cumsum(lens) - lens
+        pos = start[s] + xp.arange(s.size, dtype=np.int64) - first[s]
+        adj[pos], mult[pos], emask[pos] = d, m, e
+        self.adj, self.mult, self.emask = adj, mult, emask
+        self.start, self.length, self.cap = start, lens.astype(np.int32), cap
+        self.used = total
+
+    def _gather(self, rows):
+        """Entries ``(src, dst, mult, emask)`` of ``rows`` (sorted row ids)."""
+        xp = self.xp
+        lens = self.length[rows].astype(np.int64)
+        ends = xp.cumsum(lens)
+        total = int(ends[-1]) if rows.size else 0
+        # the row of each gathered entry (CuPy's repeat takes no array of counts)
+        rid = xp.searchsorted(ends, xp.arange(total, dtype=np.int64), side="right")
+        first = ends - lens
+        pos = self.start[rows][rid] + xp.arange(rid.size, dtype=np.int64) - first[rid]
+        return rows[rid], self.adj[pos], self.mult[pos], self.emask[pos]
+
+    def update(self, src, dst, mult, emask):
+        """Set entries ``(src[i], dst[i])`` to ``mult[i]`` / ``emask[i]``; ``mult`` 0 deletes.
+
+        The touched rows are merged with the updates (later wins), written back in place when
+        they fit their segment, else moved to the arena's end with twice the room (the PMA's upper
+        density bound); a sparse arena is re-spread (its lower bound).
+        """
+        xp = self.xp
+        if len(src) == 0:
+            return
+        src = xp.asarray(src, dtype=np.int64)
+        dst = xp.asarray(dst, dtype=np.int32)
+        rows = xp.unique(src)
+        es, ed, em, ee = self._gather(rows)
+        s = xp.concatenate([es, src])
+        d = xp.concatenate([ed, dst])
+        m = xp.concatenate([em, xp.asarray(mult, dtype=np.int32)])
+        e = xp.concatenate([ee, xp.asarray(emask, dtype=np.int64)])
+        flag = xp.concatenate([xp.zeros(es.size, dtype=np.int8), xp.ones(src.size, dtype=np.int8)])
+        o = xp.lexsort(xp.stack([flag, d, s]))
+        s, d, m, e = s[o], d[o], m[o], e[o]
+        last = xp.ones(s.size, dtype=bool)
+        last[:-1] = (s[1:] != s[:-1]) | (d[1:] != d[:-1])
+        keep = last & (m > 0)
+        s, d, m, e = s[keep], d[keep], m[keep], e[keep]
+        ridx = xp.searchsorted(rows, s)
+        newlen = _counts(ridx, rows.size, xp)
+        start = self.start[rows]
+        cap = self.cap[rows]
+        grow = newlen > cap
+        ngrow = int(grow.sum())
+        if ngrow:
+            newcap = xp.where(grow, 2 * _slack(newlen, xp), cap)
+            add = xp.where(grow, newcap, 0)
+            need = int(add.sum())
+            if self.used + need > self.adj.size:
+                self._grow_arena(self.used + need)
+            start = xp.where(grow, self.used + xp.cumsum(add) - add, start)
+            self.used += need
+            cap = newcap
+            self.relocations += ngrow
+        first = xp.cumsum(newlen) - newlen
+        pos = start[ridx] + xp.arange(s.size, dtype=np.int64) - first[ridx]
+        self.adj[pos], self.mult[pos], self.emask[pos] = d, m, e
+        self.start[rows], self.length[rows], self.cap[rows] = start, newlen.astype(np.int32), cap
+        # the PMA's lower density bound: once live entries fill under a quarter of the used
+        # arena (deletions, segments left behind by moves), lay it out afresh
+        if self.used > 1024 and 4 * int(self.length.sum(dtype=np.int64)) < self.used:
+            self._layout(*self._gather(xp.arange(self.n, dtype=np.int64)))
+            self.rebuilds += 1
+
+    def _grow_arena(self, need):
+        xp = self.xp
+        size = max(need, 2 * self.adj.size)
+        for name in ("adj", "mult", "emask"):
+            old = getattr(self, name)
+            new = xp.zeros(size, dtype=old.dtype)
+            new[: old.size] = old
+            setattr(self, name, new)
+
+    def clear_row(self, v):
+        """Empty row ``v`` (a deleted vertex; its segment is left as garbage)."""
+        self.length[v] = 0
+
+    def row(self, v):
+        """Row ``v`` as a Python list (tests)."""
+        a = int(self.start[v])
+        return [int(x) for x in self.adj[a : a + int(self.length[v])].tolist()]
+
+    def max_length(self):
+        return int(self.length.max()) if self.n else 0
+
+    def device_args(self):
+        k = _kernel_array
+        return k(self.start), k(self.length), k(self.adj), k(self.mult), k(self.emask)
+
+
+# ---------------------------------------------------------------------------------------------
+# kernels
+# ---------------------------------------------------------------------------------------------
+@cuda.jit(device=True)
+def _dfind(rstart, rlen, adj, x, y):
+    """Binary search for ``y`` in the sorted row ``x`` of a :class:`RowPMA` (position or -1)."""
+    lo = rstart[x]
+    hi = lo + rlen[x]
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        t = adj[mid]
+        if t < y:
+            lo = mid + 1
+        elif t > y:
+            hi = mid
+        else:
+            return mid
+    return lo * 0 - 1
+
+
+@cuda.jit(device=True)
+def _rank(mkeys, mranks, key):
+    """Rank of the updated item ``key`` (binary search), or a huge value if it is not one."""
+    lo = 0
+    hi = mkeys.size
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        t = mkeys[mid]
+        if t < key:
+            lo = mid + 1
+        elif t > key:
+            hi = mid
+        else:
+            return mranks[mid]
+    return mranks[0] * 0 + 0x7FFFFFFFFFFFFFFF
+
+
+@cuda.jit(device=True)
+def _ok(d, v, m, rank, bo, bc, order_t, chk_ptr, chk_j, chk_out, chk_in, chk_peo, chk_pei,
+        loop_used, ct, rstart, rlen, adj, amult, aemask, tflag, mkeys, mranks, nn, has_el, mono,
+        directed):
+    """GAMMA's candidate test (Alg. 1 GenCandidates with the digest's fixes) for ``v`` at depth
+    ``d``: candidate-table bit, injectivity, the plan's multiplicity and edge-label checks against
+    earlier depths (as ``common._feasible``), then the smallest-updated-item rule (A2.6)."""
+    u = order_t[bo + d]
+    if (ct[v] >> u) & 1 == 0:
+        return False
+    for j in range(d):
+        if m[j] == v:
+            return False
+    c0 = chk_ptr[bc + d]
+    c1 = chk_ptr[bc + d + 1]
+    for c in range(c0, c1):
+        x = m[chk_j[c]]
+        e = _dfind(rstart, rlen, adj, x, v)
+        have = 0
+        if e >= 0:
+            have = amult[e]
+        need = chk_out[c]
+        if mono != 0:
+            if have < need:
+                return False
+        elif have != need:
+            return False
+        if has_el != 0 and need > 0:
+            if (aemask[e] >> chk_peo[c]) & 1 == 0:
+                return False
+        if directed != 0:
+            e = _dfind(rstart, rlen, adj, v, x)
+            have = 0
+            if e >= 0:
+                have = amult[e]
+            need = chk_in[c]
+            if mono != 0:
+                if have < need:
+                    return False
+            elif have != need:
+                return False
+            if has_el != 0 and need > 0:
+                if (aemask[e] >> chk_pei[c]) & 1 == 0:
+                    return False
+    # each match once, from its smallest updated item: reject v if a pair, loop or node this
+    # depth newly constrains is an updated item ranked before the task's own
+    if tflag[v] == 0:
+        return True
+    vv = int64(v)
+    if loop_used[u] != 0 and _rank(mkeys, mranks, vv * nn + vv) < rank:
+        return False
+    if _rank(mkeys, mranks, vv * nn + nn - 1) < rank:
+        return False
+    for c in range(c0, c1):
+        x = int64(m[chk_j[c]])
+        if tflag[x] == 0:
+            continue
+        if (mono == 0 or chk_out[c] > 0) and _rank(mkeys, mranks, x * nn + vv) < rank:
+            return False
+        if directed != 0 and (mono == 0 or chk_in[c] > 0):
+            if _rank(mkeys, mranks, vv * nn + x) < rank:
+                return False
+    return True
+
+
+@cuda.jit(device=True)
+def _emit(out, r, m, d, k, bo, order_t, out_cap):
+    """Write the match ``m[0..d]`` as row ``r`` of ``out`` (columns by pattern node id)."""
+    if r < out_cap:
+        for j in range(d + 1):
+            out[r, order_t[bo + j]] = m[j]
+
+
+@cuda.jit
+def _delta_kernel(n_tasks, t_rank, t_x, t_y, t_tab, k, order_t, chk_ptr, chk_j, chk_out, chk_in,
+                  chk_peo, chk_pei, drv_ptr, drv_j, drv_dir, loop_used, ct, rstart, rlen, adj,
+                  amult, aemask, irstart, irlen, iadj, tflag, mkeys, mranks, nn, n_nodes, has_el,
+                  mono, directed, cbuf, out, out_cap, ctl):
+    """GAMMA Alg. 1 (WBM) with the digest's corrections: one warp per task (an updated item
+    seeded onto a pattern pair, loop or isolated node), warp-cooperative candidate generation
+    per depth (lanes split the shortest backward-neighbour row, ballot compaction into the
+    warp's level buffer ``cbuf``), depth-first over the levels. ``ctl[0]`` hands out tasks,
+    ``ctl[1]`` counts matches (rows past ``out_cap`` are counted, not written)."""
+    lane = cuda.threadIdx.x % 32
+    wib = cuda.threadIdx.x // 32
+    gw = cuda.blockIdx.x * (cuda.blockDim.x // 32) + wib
+    shared = cuda.shared.array(_WPB, int64)
+    m = cuda.local.array(KMAX, int32)
+    p = cuda.local.array(KMAX, int32)
+    cnt = cuda.local.array(KMAX, int32)
+    below = (1 << lane) - 1
+    while True:
+        # a persistent warp takes its next task from the global counter (GAMMA leaves this open;
+        # the digest's A2.7 inference)
+        if lane == 0:
+            shared[wib] = cuda.atomic.add(ctl, 0, 1)
+        _wsync()
+        t = shared[wib]
+        _wsync()
+        if t >= n_tasks:
+            break
+        rank = t_rank[t]
+        bo = t_tab[t] * k
+        bc = t_tab[t] * (k + 1)
+        ok = _ok(0, t_x[t], m, rank, bo, bc, order_t, chk_ptr, chk_j, chk_out, chk_in, chk_peo,
+                 chk_pei, loop_used, ct, rstart, rlen, adj, amult, aemask, tflag, mkeys, mranks,
+                 nn, has_el, mono, directed)
+        m[0] = t_x[t]
+        ns = 1
+        if ok and t_y[t] >= 0:
+            ok = _ok(1, t_y[t], m, rank, bo, bc, order_t, chk_ptr, chk_j, chk_out, chk_in,
+                     chk_peo, chk_pei, loop_used, ct, rstart, rlen, adj, amult, aemask, tflag,
+                     mkeys, mranks, nn, has_el, mono, directed)
+            m[1] = t_y[t]
+            ns = 2
+        if not ok:
+            continue
+        if ns == k:
+            if lane == 0:
+                _emit(out, cuda.atomic.add(ctl, 1, 1), m, k - 1, k, bo, order_t, out_cap)
+            continue
+        d = ns
+        gen = True
+        while True:
+            if not gen:
+                if p[d] < cnt[d]:
+                    m[d] = cbuf[gw, d, p[d]]
+                    p[d] += 1
+                    d += 1
+                    gen = True
+                else:
+                    d -= 1
+                    if d < ns:
+                        break
+                continue
+            gen = False
+            # GenCandidates for depth d given m[0..d-1]
+            _wsync()  # every lane has read the level buffer before it is rewritten
+            t0 = drv_ptr[bc + d]
+            t1 = drv_ptr[bc + d + 1]
+            lo = int64(0)
+            n = int64(n_nodes)
+            kind = 0
+            for q in range(t0, t1):
+                x = m[drv_j[q]]
+                if drv_dir[q] == 0:
+                    a = rstart[x]
+                    b = int64(rlen[x])
+                    kd = 1
+                else:
+                    a = irstart[x]
+                    b = int64(irlen[x])
+                    kd = 2
+                if q == t0 or b < n:
+                    lo = a
+                    n = b
+                    kind = kd
+            total = 0
+            for i0 in range(0, n, 32):
+                i = i0 + lane
+                v = -1
+                good = False
+                if i < n:
+                    if kind == 0:
+                        v = i
+                    elif kind == 1:
+                        v = adj[lo + i]
+                    else:
+                        v = iadj[lo + i]
+                    good = _ok(d, v, m, rank, bo, bc, order_t, chk_ptr, chk_j, chk_out, chk_in,
+                               chk_peo, chk_pei, loop_used, ct, rstart, rlen, adj, amult, aemask,
+                               tflag, mkeys, mranks, nn, has_el, mono, directed)
+                mask = _ballot(good)
+                c = cuda.popc(mask)
+                if c == 0:
+                    continue
+                pos = cuda.popc(mask & below)
+                if d == k - 1:
+                    if lane == 0:
+                        shared[wib] = cuda.atomic.add(ctl, 1, c)
+                    _wsync()
+                    if good:
+                        m[d] = v
+                        _emit(out, shared[wib] + pos, m, d, k, bo, order_t, out_cap)
+                    _wsync()
+                else:
+                    if good:
+                        cbuf[gw, d, total + pos] = v
+                    total += c
+            _wsync()
+            cnt[d] = total
+            p[d] = 0
+
+
+# ---------------------------------------------------------------------------------------------
+# host side
+# ---------------------------------------------------------------------------------------------
+def _datum(G, u, v):
+    nb = (G._succ if G.is_directed() else G._adj).get(u)
+    return None if nb is None else nb.get(v)
+
+
+class GammaDelta:
+    """The GAMMA engine of an :class:`~nx_gsm.incremental.IncrementalMatcher`: the data graph on
+    the device and the batch delta search.
+
+    Parameters
+    ----------
+    matcher : IncrementalMatcher
+        Its current graph, pattern, mode and match functions are read (never changed).
+    warps : int, optional
+        Upper bound on resident warps (default: enough for the device).
+    out_capacity : int, optional
+        Initial output rows (grown and re-run when a batch has more).
+
+    Examples
+    --------
+    >>> m = nx_gsm.IncrementalMatcher(G, H, engine="gamma")   # doctest: +SKIP
+    >>> m.apply(insert=[(0, 5)]).num_added                     # doctest: +SKIP
+    """
+
+    def __init__(self, matcher, warps=None, out_capacity=1 << 16):
+        reason = gamma_reason()
+        if reason is not None:
+            raise RuntimeError(f"engine 'gamma' is not available: {reason}")
+        h = matcher._h
+        k = h.n
+        if k > KMAX:
+            raise ValueError(f"engine 'gamma' supports patterns of at most {KMAX} nodes, got {k}")
+        if matcher.edge_match is not None and h.indices.size > EMAX:
+            raise ValueError(f"engine 'gamma' supports edge_match on patterns of at most {EMAX} "
+                             f"edge entries, got {h.indices.size}")
+        self.xp = np if _SIM else array_module()
+        self.k = k
+        self.warps = warps
+        self.out_capacity = int(out_capacity)
+        self.directed = matcher._directed
+        self.mono = 0 if matcher.induced else 1
+        self.node_match = matcher.node_match
+        self.edge_match = matcher.edge_match
+        self.last_stats = {}
+        self._pattern(matcher)
+        self._load(matcher._G)
+
+    # -- pattern tables ---------------------------------------------------------------------
+    def _pattern(self, matcher):
+        h, H, k = matcher._h, matcher._H, self.k
+        hk = h.node_keys
+        self.hkeys = hk
+        self.hdata = [H._node[a] for a in hk]
+        hl = np.asarray(h.loops, dtype=np.int64)
+        self.hloop = hl
+        # pattern out-entries (edge-label bit positions, H's out-CSR order)
+        src = np.repeat(np.arange(k), np.diff(h.indptr))
+        self.hentries = [(_datum(H, hk[a], hk[b])) for a, b in zip(src, h.indices)]
+        self.hloopdata = [_datum(H, a, a) for a in hk]
+        # saturated distinct out-/in-degree bounds of the vertex code
+        self.hout = np.diff(h.indptr).astype(np.int64)
+        self.hin = (np.diff(h.in_indptr) if self.directed else self.hout).astype(np.int64)
+        self.dsat = int(max(self.hout.max(initial=0), self.hin.max(initial=0)))
+        self.loop_used = ((hl > 0) | (self.mono == 0)).astype(np.int32)
+        iso = {matcher._hid[a] for a in matcher._isolated}
+        self.isolated = np.array(sorted(iso), dtype=np.int64)
+        # seeds: ordered pattern pairs whose check is not trivial, with their matching order
+        hm = np.zeros((k, k), dtype=np.int64)
+        for (a, b), c in matcher._hmult.items():
+            if a != b:
+                hm[matcher._hid[a], matcher._hid[b]] = c
+        self.hm = hm
+        adj = (hm + hm.T) > 0
+        pairs = [(a, b) for a in range(k) for b in range(k) if a != b
+                 and (self.mono == 0 or hm[a, b] > 0)]
+        self.pairs = np.array(pairs, dtype=np.int64).reshape(-1, 2)
+        tabs = {}
+        orders = []
+        for a, b in [(a, -1) for a in range(k)] + pairs:
+            order = [a] if b < 0 else [a, b]
+            rest = [u for u in range(k) if u not in order]
+            while rest:  # connected greedy order: most backward neighbours, then degree
+                u = max(rest, key=lambda w: (int(adj[w, order].sum()), int(adj[w].sum()), -w))
+                order.append(u)
+                rest.remove(u)
+            tabs[a, b] = len(orders)
+            orders.append(order)
+        self.tab = tabs
+        chk = {n: [] for n in ("chk_j", "chk_out", "chk_in", "chk_peo", "chk_pei", "drv_j",
+                               "drv_dir")}
+        chk_ptr, drv_ptr = [], []
+        nodrv = np.zeros(len(orders), dtype=bool)
+        empty = np.zeros((k, 0), dtype=bool)
+        for t, order in enumerate(orders):
+            arr = _depth_arrays(h, empty, np.asarray(order), matcher._mode)
+            chk_ptr.extend((arr["chk_ptr"] + len(chk["chk_j"])).tolist())
+            drv_ptr.extend((arr["drv_ptr"] + len(chk["drv_j"])).tolist())
+            nodrv[t] = bool((np.diff(arr["drv_ptr"])[1 + (t >= k):] == 0).any())
+            for n in chk:
+                chk[n].extend(arr[n].tolist())
+        self.nodrv = nodrv
+        i32 = lambda x: np.asarray(x if len(x) else [0], dtype=np.int32)  # noqa: E731
+        self.ptabs = dict(order_t=i32([u for o in orders for u in o]), chk_ptr=i32(chk_ptr),
+                          drv_ptr=i32(drv_ptr), **{n: i32(v) for n, v in chk.items()})
+
+    # -- vertex codes and the candidate table (GAMMA Sec. IV-B) ------------------------------
+    def _node_bits(self, datas):
+        """Node-label part of the code: bit u set iff node_match(data, H node u)."""
+        full = (1 << self.k) - 1
+        if self.node_match is None:
+            return np.full(len(datas), full, dtype=np.int64)
+        from ...plan.labels import compat_table
+
+        dcls, ok = compat_table(self.node_match, list(datas), self.hdata)
+        w = (ok.astype(np.int64) << np.arange(self.k, dtype=np.int64)[:, None]).sum(axis=0)
+        return w[dcls] if len(datas) else np.zeros(0, dtype=np.int64)
+
+    def _codes(self, ids, loopdata):
+        """Candidate-table rows of vertices ``ids`` from their current code parts."""
+        k = self.k
+        out = np.minimum(self.odeg[ids], self.dsat)
+        inn = np.minimum(self.ideg[ids], self.dsat)
+        lm = self.loopm[ids]
+        ok = ((out[:, None] >= self.hout[None, :]) & (inn[:, None] >= self.hin[None, :]))
+        if self.mono:
+            ok &= lm[:, None] >= self.hloop[None, :]
+        else:
+            ok &= lm[:, None] == self.hloop[None, :]
+        if self.edge_match is not None:
+            for i, ld in enumerate(loopdata):
+                for a in range(k):
+                    if self.hloop[a] and ok[i, a]:
+                        ok[i, a] = bool(self.edge_match(ld, self.hloopdata[a]))
+        bits = (ok.astype(np.int64) << np.arange(k, dtype=np.int64)[None, :]).sum(axis=1)
+        return bits & self.nbits[ids] & self.alive[ids]
+
+    def _emasks(self, datas):
+        """Edge-label bits of data edges: bit p iff edge_match(datum, H out-entry p)."""
+        if self.edge_match is None or not len(datas):
+            return np.zeros(len(datas), dtype=np.int64)
+        from ...plan.labels import compat_table
+
+        dcls, ok = compat_table(self.edge_match, list(datas), self.hentries)
+        w = (ok.astype(np.int64) << np.arange(len(self.hentries), dtype=np.int64)[:, None])
+        return w.sum(axis=0)[dcls]
+
+    # -- initial load ---------------------------------------------------------------------
+    def _load(self, G):
+        xp = self.xp
+        keys = list(G)
+        self.keys = keys
+        self.kid = {x: i for i, x in enumerate(keys)}
+        n = len(keys)
+        self.ident = all(type(x) is int and x == i for i, x in enumerate(keys))
+        kid = self.kid
+        succ = G._succ if self.directed else G._adj
+        multi = G.is_multigraph()
+        src, dst, mult, datas = [], [], [], []
+        loopm = np.zeros(n, dtype=np.int64)
+        loopdata = [None] * n
+        for x, nb in succ.items():
+            i = kid[x]
+            for y, dd in nb.items():
+                c = len(dd) if multi else 1
+                if y == x:
+                    loopm[i] = c
+                    loopdata[i] = dd
+                    continue
+                src.append(i)
+                dst.append(kid[y])
+                mult.append(c)
+                datas.append(dd)
+        src = np.asarray(src, dtype=np.int64)
+        dst = np.asarray(dst, dtype=np.int64)
+        em = self._emasks(datas)
+        self.loopm = loopm
+        self.nbits = self._node_bits([G._node[x] for x in keys])
+        self.alive = np.full(n, -1, dtype=np.int64)
+        self.odeg = np.bincount(src, minlength=n).astype(np.int64)
+        self.ideg = np.bincount(dst, minlength=n).astype(np.int64)
+        self.out = RowPMA(n, src, dst, mult, em, xp)
+        self.inn = RowPMA(n, dst, src, mult, np.zeros_like(em), xp) if self.directed else None
+        ct = self._codes(np.arange(n), loopdata)
+        self.ct_host = ct
+        self.ct = xp.asarray(ct)
+        self.tflag = xp.zeros(n, dtype=np.int8)
+        self.uploads = 0
+
+    def _grow_nodes(self, new_keys):
+        xp = self.xp
+        for x in new_keys:
+            self.ident = self.ident and type(x) is int and x == len(self.keys)
+            self.kid[x] = len(self.keys)
+            self.keys.append(x)
+        e = len(new_keys)
+        if not e:
+            return
+        z = np.zeros(e, dtype=np.int64)
+        self.loopm = np.concatenate([self.loopm, z])
+        self.odeg = np.concatenate([self.odeg, z])
+        self.ideg = np.concatenate([self.ideg, z])
+        self.alive = np.concatenate([self.alive, z])
+        self.nbits = np.concatenate([self.nbits, z])
+        self.ct_host = np.concatenate([self.ct_host, z])
+        self.ct = xp.concatenate([self.ct, xp.zeros(e, dtype=np.int64)])
+        self.tflag = xp.concatenate([self.tflag, xp.zeros(e, dtype=np.int8)])
+        self.out.add_rows(e)
+        if self.inn is not None:
+            self.inn.add_rows(e)
+
+    # -- one batch ------------------------------------------------------------------------
+    def delta(self, matcher, batch, counts_only=False):
+        """(matches of G_before, matches of G_after) that use an updated item, as tuples of G
+        keys in the pattern's node order; the device graph moves to G_after on the way.
+
+        With ``counts_only``, when no match can be valid on both sides (every changed pair or
+        loop appears or disappears; in induced mode, changes multiplicity), the two sizes are
+        returned instead, counted on the device without writing the matches.
+
+        Every user callable runs before the device state changes, so an exception leaves the
+        engine consistent with the matcher's (unchanged) graph.
+        """
+        from ...incremental import _mult, _Regions, _same
+
+        t_start = time.perf_counter()
+        self.last_stats = {}
+        G0 = matcher._G
+        T1 = _Regions(G0, batch, 0, None).T1  # G_after on the touched nodes
+        directed = self.directed
+        new_keys = list(batch.new_nodes)
+        nbits_new = self._node_bits([batch.new_nodes[x] for x in new_keys])
+        # the changed pairs with their after-state, in a canonical total order
+        changed = []
+        for u, v in batch.touched.values():
+            d0, d1 = _datum(G0, u, v), _datum(T1, u, v)
+            if not _same(d0, d1):
+                changed.append((u, v, _mult(G0, u, v), _mult(T1, u, v), d1))
+        em_all = np.zeros(len(changed), dtype=np.int64)
+        live = [i for i, c in enumerate(changed) if c[3] > 0 and c[0] != c[1]]
+        em_all[live] = self._emasks([changed[i][4] for i in live])
+        # ---- no callables below this line ----
+        uploads0 = self.uploads
+        n_old = len(self.keys)
+        self._grow_nodes(new_keys)
+        self.nbits[n_old:] = nbits_new
+        kid = self.kid
+        gone = np.array([kid[x] for x in batch.gone_nodes], dtype=np.int64)
+        nn = len(self.keys) + 1
+        cx = np.array([kid[c[0]] for c in changed], dtype=np.int64)
+        cy = np.array([kid[c[1]] for c in changed], dtype=np.int64)
+        m0 = np.array([c[2] for c in changed], dtype=np.int64)
+        m1 = np.array([c[3] for c in changed], dtype=np.int64)
+        lo, hi = (cx, cy) if directed else (np.minimum(cx, cy), np.maximum(cx, cy))
+        o = np.lexsort((hi, lo))
+        cx, cy, m0, m1, em_all = cx[o], cy[o], m0[o], m1[o], em_all[o]
+        prank = np.arange(cx.size, dtype=np.int64)
+        newn = np.arange(n_old, len(self.keys), dtype=np.int64)
+        use_nodes = self.isolated.size > 0
+        gone_rank = cx.size + np.arange(gone.size, dtype=np.int64)
+        new_rank = cx.size + gone.size + np.arange(newn.size, dtype=np.int64)
+        # the updated items as sorted keys -> ranks (pairs in both orientations if undirected)
+        keys = [cx * nn + cy]
+        ranks = [prank]
+        if not directed:
+            keys.append(cy * nn + cx)
+            ranks.append(prank)
+        if use_nodes:
+            keys += [gone * nn + nn - 1, newn * nn + nn - 1]
+            ranks += [gone_rank, new_rank]
+        mk = np.concatenate(keys)
+        mr = np.concatenate(ranks)
+        s = np.argsort(mk, kind="stable")
+        mk, mr = mk[s], mr[s]
+        if mk.size == 0:
+            mk, mr = np.full(1, -1, dtype=np.int64), np.zeros(1, dtype=np.int64)
+        # a match using an updated item is then invalid on the other side: the sets are disjoint
+        disjoint = bool(np.all(m0 != m1) if self.mono == 0 else np.all((m0 > 0) != (m1 > 0)))
+        cap = 0 if counts_only and disjoint else None
+        tf = np.zeros(len(self.keys), dtype=np.int8)
+        tf[cx], tf[cy] = 1, 1
+        if use_nodes:
+            tf[gone], tf[newn] = 1, 1
+        xp = self.xp
+        self.tflag[:] = 0
+        touched_ids = np.unique(np.concatenate([cx, cy, gone, newn]))
+        if touched_ids.size:
+            self.tflag[xp.asarray(touched_ids)] = xp.asarray(tf[touched_ids])
+        mk_d, mr_d = xp.asarray(mk), xp.asarray(mr)
+        nn = int(nn)
+
+        before = self._run(self._tasks(cx, cy, m0, prank, gone, gone_rank), mk_d, mr_d, nn,
+                           cap)
+        t_upd = -time.perf_counter()
+        # ---- apply the batch to the device graph and the candidate table ----
+        loop = cx == cy
+        ex, ey, e1 = cx[~loop], cy[~loop], m1[~loop]
+        e0, emk = m0[~loop], em_all[~loop]
+        born = (e0 == 0) & (e1 > 0)
+        died = (e0 > 0) & (e1 == 0)
+        if directed:
+            np.add.at(self.odeg, ex, born.astype(np.int64) - died)
+            np.add.at(self.ideg, ey, born.astype(np.int64) - died)
+            self.out.update(ex, ey, e1, emk)
+            self.inn.update(ey, ex, e1, np.zeros_like(emk))
+        else:
+            dlt = born.astype(np.int64) - died
+            np.add.at(self.odeg, ex, dlt)
+            np.add.at(self.odeg, ey, dlt)
+            self.ideg = self.odeg
+            self.out.update(np.concatenate([ex, ey]), np.concatenate([ey, ex]),
+                            np.concatenate([e1, e1]), np.concatenate([emk, emk]))
+        self.loopm[cx[loop]] = m1[loop]
+        self.alive[newn] = -1
+        self.alive[gone] = 0
+        # recompute codes of the touched vertices only; upload the rows that changed
+        if touched_ids.size:
+            ld = [None] * touched_ids.size
+            if self.edge_match is not None:
+                ld = [_datum(T1, self.keys[i], self.keys[i]) for i in touched_ids]
+            codes = self._codes(touched_ids, ld)
+            diff = codes != self.ct_host[touched_ids]
+            if diff.any():
+                ids = touched_ids[diff]
+                self.ct_host[ids] = codes[diff]
+                self.ct[xp.asarray(ids)] = xp.asarray(codes[diff])
+                self.uploads += int(ids.size)
+        t_upd += time.perf_counter()
+        after = self._run(self._tasks(cx, cy, m1, prank, newn, new_rank), mk_d, mr_d, nn, cap)
+        st = self.last_stats
+        st["update_s"] = t_upd  # graph + candidate-table update (between the two searches)
+        st["changed"] = int(cx.size)
+        st["ct_rows"] = int(self.uploads - uploads0)
+        st["total_s"] = time.perf_counter() - t_start
+        return before, after
+
+    def _tasks(self, cx, cy, mult, prank, nodes, nrank):
+        """Task arrays (rank, x, y, order table) for one side: changed pairs present on this
+        side (or any, in induced mode) onto each seeded pattern pair, loops onto pattern nodes
+        whose loop is checked, and new/deleted nodes onto isolated pattern nodes."""
+        parts = []
+        loop = cx == cy
+        pm = ~loop if self.mono == 0 else (~loop & (mult > 0))
+        if pm.any() and self.pairs.size:
+            P = self.pairs
+            i = np.repeat(np.flatnonzero(pm), len(P))
+            tab = np.array([self.tab[int(x), int(y)] for x, y in P], dtype=np.int64)
+            parts.append((prank[i], cx[i], cy[i], np.tile(tab, int(pm.sum()))))
+        lu = np.flatnonzero(self.loop_used)
+        lm = loop if self.mono == 0 else (loop & (mult > 0))
+        if lm.any() and lu.size:
+            i = np.repeat(np.flatnonzero(lm), lu.size)
+            parts.append((prank[i], cx[i], np.full(i.size, -1), np.tile(lu, int(lm.sum()))))
+        if nodes.size and self.isolated.size:
+            i = np.repeat(np.arange(nodes.size), self.isolated.size)
+            parts.append((nrank[i], nodes[i], np.full(i.size, -1),
+                          np.tile(self.isolated, nodes.size)))
+        if not parts:
+            return None
+        return [np.concatenate([p[c] for p in parts]) for c in range(4)]
+
+    def _run(self, tasks, mk, mr, nn, cap=None):
+        """Run the delta kernel over ``tasks`` on the device's current graph; the matches as a
+        set of key tuples (pattern node order), or their number if ``cap`` is 0 (count only)."""
+        if tasks is None:
+            return set() if cap is None else 0
+        xp = self.xp
+        rank, tx, ty, tab = tasks
+        n_tasks = rank.size
+        k = self.k
+        n_nodes = len(self.keys)
+        count_only = cap == 0
+        cap = max(self.out.max_length(), self.inn.max_length() if self.inn is not None else 0, 1)
+        if self.nodrv[np.unique(tab)].any():
+            cap = max(cap, n_nodes)
+        if _SIM:
+            blocks = 1
+        else:
+            warps = self.warps or 4096
+            warps = min(warps, max(1, (1 << 30) // (4 * k * cap)), n_tasks)
+            blocks = max(1, -(-warps // _WPB))
+        nw = blocks * _WPB
+        cbuf = xp.empty((nw, max(k - 1, 1), cap), dtype=np.int32)
+        inn = self.inn if self.inn is not None else self.out
+        a = _kernel_array
+        targs = [a(xp.asarray(x.astype(dt))) for x, dt in
+                 ((rank, np.int64), (tx, np.int32), (ty, np.int32), (tab, np.int32))]
+        pt = self.ptabs
+        ptab_d = [a(xp.asarray(pt[n])) for n in ("order_t", "chk_ptr", "chk_j", "chk_out",
+                                                   "chk_in", "chk_peo", "chk_pei", "drv_ptr",
+                                                   "drv_j", "drv_dir")]
+        lu = a(xp.asarray(self.loop_used))
+        rs, rl, adj, mu, em = self.out.device_args()
+        irs, irl, iadj = inn.device_args()[:3]
+        out_cap = 0 if count_only else self.out_capacity
+        t0 = time.perf_counter()
+        while True:
+            out = xp.full((max(out_cap, 1), k), -1, dtype=np.int32)
+            ctl = xp.zeros(2, dtype=np.int64)
+            _sim_reset()
+            with _quiet():
+                _delta_kernel[blocks, _WPB * 32](
+                    n_tasks, *targs, k, *ptab_d, lu, a(self.ct), rs, rl, adj, mu, em, irs, irl,
+                    iadj, a(self.tflag), a(mk), a(mr), nn, n_nodes,
+                    int(self.edge_match is not None), self.mono, int(self.directed), a(cbuf),
+                    a(out), out_cap, a(ctl))
+            total = int(ctl[1])  # (synchronises)
+            if total <= out_cap or count_only:
+                break
+            out_cap = total
+            self.out_capacity = max(self.out_capacity, total)
+        st = self.last_stats
+        st["tasks"] = st.get("tasks", 0) + int(n_tasks)
+        st["matches"] = st.get("matches", 0) + total
+        st["warps"] = nw
+        st["kernel_s"] = st.get("kernel_s", 0.0) + time.perf_counter() - t0
+        if count_only:
+            return total
+        rows = out[:total]
+        rows = rows.get() if hasattr(rows, "get") else rows
+        keys = self.keys
+        if self.ident:  # node keys are the ids 0..n-1 (as read from an edge list)
+            return set(map(tuple, rows.tolist()))
+        return {tuple([keys[v] for v in r]) for r in rows.tolist()}

@@ -1,0 +1,147 @@
+"""GAMMA's kernels under Numba's CUDA simulator (run by test_gpu_gamma_sim.py in a subprocess).
+
+Random small (graph, pattern, batch) cases of the four graph classes, monomorphism and induced,
+node and edge labels, self-loops, parallel edges, node insertions and deletions: each batch's
+``added``/``removed`` must equal the CPU path's and the difference of VF2's results before and
+after, and ``counts_only`` their sizes. Exits non-zero on the first difference.
+"""
+
+import os
+import random
+import sys
+
+assert os.environ.get("NUMBA_ENABLE_CUDASIM") == "1", "run with NUMBA_ENABLE_CUDASIM=1"
+
+import networkx as nx  # noqa: E402
+from networkx.algorithms import isomorphism as iso  # noqa: E402
+
+from nx_gsm.incremental import IncrementalMatcher  # noqa: E402
+
+CLASSES = [nx.Graph, nx.DiGraph, nx.MultiGraph, nx.MultiDiGraph]
+
+
+def vf2(G, H, induced, nm, em):
+    M = (iso.DiGraphMatcher if G.is_directed() else iso.GraphMatcher)(G, H, node_match=nm,
+                                                                      edge_match=em)
+    it = M.subgraph_isomorphisms_iter() if induced else M.subgraph_monomorphisms_iter()
+    return {frozenset(m.items()) for m in it}
+
+
+def as_set(ms):
+    return {frozenset(m.items()) for m in ms}
+
+
+def rand_graph(rnd, cls, n, p, loops, n_labels, n_elabels):
+    G = cls()
+    G.add_nodes_from((u, {"c": rnd.randrange(n_labels)}) for u in range(n))
+    for u in range(n):
+        for v in range(n):
+            if (u == v and not loops) or (not G.is_directed() and v < u):
+                continue
+            if rnd.random() < p:
+                G.add_edge(u, v, w=rnd.randrange(n_elabels))
+                if G.is_multigraph() and rnd.random() < 0.3:
+                    G.add_edge(u, v, w=rnd.randrange(n_elabels))
+    return G
+
+
+def rand_batch(rnd, G, n_labels, n_elabels):
+    """Deletions and insertions of edges, a new node with edges, sometimes a deleted node."""
+    edges = list(G.edges(keys=True) if G.is_multigraph() else G.edges())
+    dele = rnd.sample(edges, min(len(edges), rnd.randint(0, 3)))
+    nodes = list(G)
+    new = max(nodes) + 1
+    ins = []
+    for _ in range(rnd.randint(1, 4)):
+        u, v = rnd.choice(nodes + [new]), rnd.choice(nodes)
+        if u == v and not any(G.has_edge(x, x) for x in G):
+            continue
+        if not G.is_multigraph() and (G.has_edge(u, v) or (u, v) in ins or
+                                      (not G.is_directed() and (v, u) in ins)):
+            continue
+        ins.append((u, v))
+    ins = [(u, v, {"w": rnd.randrange(n_elabels)}) for u, v in ins]
+    gone = []
+    if rnd.random() < 0.3:
+        busy = {x for e in ins for x in e[:2]}
+        free = [x for x in nodes if x not in busy]
+        gone = rnd.sample(free, 1) if free else []
+        dele = [e for e in dele if e[0] not in gone and e[1] not in gone]
+    return dict(insert=ins, delete=dele, nodes=[(new, {"c": rnd.randrange(n_labels)})],
+                delete_nodes=gone)
+
+
+def case(seed):
+    rnd = random.Random(seed)
+    cls = CLASSES[seed % 4]
+    induced = bool(seed // 4 % 2)
+    nl, nel = rnd.choice([1, 2]), rnd.choice([1, 2])
+    G = rand_graph(rnd, cls, rnd.randint(5, 8), 0.4, seed % 3 == 0, nl, nel)
+    k = rnd.randint(2, 4)
+    if rnd.random() < 0.5:  # a piece of G, so that matches exist
+        H = nx.convert_node_labels_to_integers(G.subgraph(rnd.sample(list(G), k)).copy())
+        H.remove_edges_from([e for e in list(nx.selfloop_edges(H))])
+    else:
+        H = rand_graph(rnd, cls, k, 0.6, False, nl, nel)
+    if rnd.random() < 0.2:
+        H.add_node(k, c=0)  # an isolated pattern node: new and deleted nodes seed it
+    nm = iso.categorical_node_match("c", None) if seed % 2 else None
+    em = None
+    if seed % 3 == 1:
+        em = (iso.categorical_multiedge_match if G.is_multigraph()
+              else iso.categorical_edge_match)("w", None)
+    kw = dict(induced=induced, node_match=nm, edge_match=em)
+    cpu = IncrementalMatcher(G, H, engine="cpu", **kw)
+    gpu = IncrementalMatcher(G, H, engine="gamma", **kw)
+    cnt = IncrementalMatcher(G, H, engine="gamma", **kw)
+    cpn = IncrementalMatcher(G, H, engine="cpu", **kw)
+    for step in range(2):
+        b = rand_batch(rnd, gpu.graph, nl, nel)
+        before = vf2(gpu.graph, H, induced, nm, em)
+        rg = gpu.apply(**b)
+        rc = cpu.apply(**b)
+        rn = cnt.apply(**b, counts_only=True)
+        rp = cpn.apply(**b, counts_only=True)
+        after = vf2(gpu.graph, H, induced, nm, em)
+        ga, gr = as_set(rg.added), as_set(rg.removed)
+        ca, cr = as_set(rc.added), as_set(rc.removed)
+        ok = (len(ga) == rg.num_added and len(gr) == rg.num_removed and ga == ca and gr == cr
+              and ga == after - before and gr == before - after and rn.added is None
+              and (rn.num_added, rn.num_removed) == (len(ga), len(gr))
+              and rp.added is None and (rp.num_added, rp.num_removed) == (len(ga), len(gr)))
+        print(f"case {seed}.{step} {cls.__name__} induced={induced} nm={nm is not None} "
+              f"em={em is not None} k={H.number_of_nodes()} +{len(ga)} -{len(gr)} ok={ok} "
+              f"{gpu._gamma.last_stats}", flush=True)
+        if not ok:
+            print("batch", b, "\nG", list(G.edges(data=True)), "\nH", list(H.edges(data=True)))
+            sys.exit(1)
+
+
+def wide():
+    """Rows longer than a warp (several 32-candidate rounds) and a 2-node pattern (the seed is
+    the match)."""
+    G = nx.star_graph(45)
+    G.add_edges_from((i, i + 1) for i in range(1, 40, 3))
+    for H in (nx.path_graph(3), nx.path_graph(2), nx.complete_graph(3)):
+        cpu = IncrementalMatcher(G, H, engine="cpu")
+        gpu = IncrementalMatcher(G, H, engine="gamma")
+        b = dict(insert=[(1, 3), (5, 46)], delete=[(0, 7), (4, 5)])
+        rg, rc = gpu.apply(**b), cpu.apply(**b)
+        same = ({frozenset(m.items()) for m in rg.added} == {frozenset(m.items()) for m in rc.added}
+                and {frozenset(m.items()) for m in rg.removed}
+                == {frozenset(m.items()) for m in rc.removed})
+        print(f"wide k={len(H)} +{rg.num_added} -{rg.num_removed} ok={same}", flush=True)
+        if not same:
+            sys.exit(1)
+
+
+def main():
+    n = int(os.environ.get("GAMMA_SIM_CASES", "40"))
+    for seed in range(n):
+        case(seed)
+    wide()
+    print("SIM OK")
+
+
+if __name__ == "__main__":
+    main()
