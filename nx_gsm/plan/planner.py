@@ -18,7 +18,7 @@ Per depth ``d`` the plan lists
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -26,7 +26,7 @@ from . import filter as _filter
 from .labels import compat_table, value_table
 from .order import matching_order
 
-__all__ = ["MatchPlan", "make_plan", "MODES"]
+__all__ = ["MatchPlan", "make_plan", "reorder", "MODES"]
 
 MODES = ("mono", "induced", "iso")
 
@@ -104,6 +104,60 @@ def _edge_tables(G, H, edge_match):
     return eclass, eok, loop_ok
 
 
+def _depth_arrays(H, cand, order, mode):
+    """The per-depth checks, drivers and candidate lists of matching order ``order``."""
+    chk_ptr, chk_j, chk_out, chk_in, chk_peo, chk_pei = [0], [], [], [], [], []
+    drv_ptr, drv_j, drv_dir, drv_pe = [0], [], [], []
+    cand_ptr, cand_flat = [0], []
+    for d in range(H.n):
+        u = int(order[d])
+        for j in range(d):
+            w = int(order[j])
+            peo = H.edge_position(w, u)
+            pei = H.edge_position(u, w) if H.directed else peo
+            need_out = int(H.mult[peo]) if peo >= 0 else 0
+            need_in = int(H.mult[pei]) if pei >= 0 else 0
+            if need_out or need_in or mode != "mono":
+                chk_j.append(j)
+                chk_out.append(need_out)
+                chk_in.append(need_in)
+                chk_peo.append(peo)
+                chk_pei.append(pei)
+            if need_out:
+                drv_j.append(j)
+                drv_dir.append(0)
+                drv_pe.append(peo)
+            if H.directed and need_in:
+                drv_j.append(j)
+                drv_dir.append(1)
+                drv_pe.append(pei)
+        chk_ptr.append(len(chk_j))
+        drv_ptr.append(len(drv_j))
+        if drv_ptr[-1] == drv_ptr[-2]:
+            cand_flat.extend(np.flatnonzero(cand[u]).tolist())
+        cand_ptr.append(len(cand_flat))
+    i32 = lambda x: np.asarray(x, dtype=np.int32)  # noqa: E731
+    return dict(cand_ptr=np.asarray(cand_ptr, dtype=np.int64), cand_flat=i32(cand_flat),
+                chk_ptr=i32(chk_ptr), chk_j=i32(chk_j), chk_out=i32(chk_out),
+                chk_in=i32(chk_in), chk_peo=i32(chk_peo), chk_pei=i32(chk_pei),
+                drv_ptr=i32(drv_ptr), drv_j=i32(drv_j), drv_dir=i32(drv_dir), drv_pe=i32(drv_pe))
+
+
+def reorder(plan, order, cand=None):
+    """A copy of ``plan`` searching in matching ``order`` (and with candidate matrix ``cand``).
+
+    Same matches, another search: PBE's search sequences start at a chosen pattern edge, and a
+    distributed task restricts the root's candidates. Every order must keep each depth after a
+    component's first node adjacent to an earlier one for the drivers to bound the search (any
+    order is still exact).
+    """
+    cand = plan.cand if cand is None else cand
+    order = np.asarray(order, dtype=np.int32)
+    bits = np.packbits(cand, axis=1, bitorder="little") if cand.size else plan.cand_bits
+    return replace(plan, order=order, cand=cand, cand_bits=bits,
+                   **_depth_arrays(plan.H, cand, order, plan.mode))
+
+
 def make_plan(G, H, mode, *, node_match=None, edge_match=None, node_label=None,
               default_label=None, anchors=None):
     """Build the MatchPlan for mappings of pattern ``H`` into data ``G``.
@@ -135,41 +189,7 @@ def make_plan(G, H, mode, *, node_match=None, edge_match=None, node_label=None,
     empty = bool(H.n > G.n or (H.n and counts.min() == 0) or (mode == "iso" and G.n != H.n))
     order = matching_order(H, counts)
     k = H.n
-    pos = np.empty(k, dtype=np.int64)
-    pos[order] = np.arange(k)
-
-    chk_ptr, chk_j, chk_out, chk_in, chk_peo, chk_pei = [0], [], [], [], [], []
-    drv_ptr, drv_j, drv_dir, drv_pe = [0], [], [], []
-    cand_ptr, cand_flat = [0], []
-    for d in range(k):
-        u = int(order[d])
-        for j in range(d):
-            w = int(order[j])
-            peo = H.edge_position(w, u)
-            pei = H.edge_position(u, w) if H.directed else peo
-            need_out = int(H.mult[peo]) if peo >= 0 else 0
-            need_in = int(H.mult[pei]) if pei >= 0 else 0
-            if need_out or need_in or mode != "mono":
-                chk_j.append(j)
-                chk_out.append(need_out)
-                chk_in.append(need_in)
-                chk_peo.append(peo)
-                chk_pei.append(pei)
-            if need_out:
-                drv_j.append(j)
-                drv_dir.append(0)
-                drv_pe.append(peo)
-            if H.directed and need_in:
-                drv_j.append(j)
-                drv_dir.append(1)
-                drv_pe.append(pei)
-        chk_ptr.append(len(chk_j))
-        drv_ptr.append(len(drv_j))
-        if drv_ptr[-1] == drv_ptr[-2]:
-            cand_flat.extend(np.flatnonzero(cand[u]).tolist())
-        cand_ptr.append(len(cand_flat))
-
-    i32 = lambda x: np.asarray(x, dtype=np.int32)  # noqa: E731
+    arrays = _depth_arrays(H, cand, order, mode)
     has_el = eok is not None
     return MatchPlan(
         mode=mode,
@@ -179,18 +199,7 @@ def make_plan(G, H, mode, *, node_match=None, edge_match=None, node_label=None,
         cand=cand,
         cand_bits=np.packbits(cand, axis=1, bitorder="little") if cand.size else
         np.zeros((k, 1), dtype=np.uint8),
-        cand_ptr=np.asarray(cand_ptr, dtype=np.int64),
-        cand_flat=i32(cand_flat),
-        chk_ptr=i32(chk_ptr),
-        chk_j=i32(chk_j),
-        chk_out=i32(chk_out),
-        chk_in=i32(chk_in),
-        chk_peo=i32(chk_peo),
-        chk_pei=i32(chk_pei),
-        drv_ptr=i32(drv_ptr),
-        drv_j=i32(drv_j),
-        drv_dir=i32(drv_dir),
-        drv_pe=i32(drv_pe),
+        **arrays,
         eclass=eclass if has_el else np.zeros(G.indices.size, dtype=np.int32),
         eok=np.ascontiguousarray(eok, dtype=np.uint8) if has_el else np.ones((1, 1), np.uint8),
         has_elabels=has_el,

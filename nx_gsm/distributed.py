@@ -1,0 +1,175 @@
+"""Counting and finding matches on a Dask cluster (``client=`` in the public API).
+
+The search space is split by the root: the candidates of the first pattern node in matching order
+(``plan.order[0]``) are dealt round-robin into tasks, and task ``i`` runs the plan with its root
+restricted to its share (:func:`root_plan`). Every match has exactly one root image, so the shares
+partition the matches and the total is the exact sum of the task results.
+
+Failures cannot double count: a task's result is read only from its *finished* future, once per
+task. A task that raised is re-run up to ``retries`` times (Dask's retries); a task whose worker
+died is re-run by the scheduler elsewhere (up to its ``allowed-failures``); in both cases only the
+run that finished is summed. With ``timeout``, the tasks finished by then are summed and the result
+is a :class:`~nx_gsm.engines.base.PartialCount`.
+
+Workers receive the plan (data graph included) once, as the result of a task they depend on, so a
+worker lost with its copy has it recomputed. With GPUs, run one worker per GPU
+(:func:`gpu_client`, dask-cuda's ``LocalCUDACluster``); ``engine="auto"`` then uses each worker's
+GPU engine, and ``engine="partitioned"`` partitions the graph on every worker.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+import numpy as np
+
+from .engines.base import PartialCount
+from .plan.planner import reorder
+
+__all__ = ["count_plan", "find_plan", "root_plan", "split_roots", "count_share", "find_share",
+           "gpu_client"]
+
+# tasks per worker thread: small enough per task to balance skewed roots, few enough to keep
+# the scheduler's per-task overhead (about a millisecond) negligible
+TASKS_PER_THREAD = 4
+
+
+def split_roots(plan, tasks):
+    """The root candidates dealt round-robin into at most ``tasks`` non-empty int32 arrays.
+
+    Examples
+    --------
+    >>> import networkx as nx
+    >>> from nx_gsm.api import prepare
+    >>> plan, _, _ = prepare(nx.complete_graph(5), nx.path_graph(3), "mono")
+    >>> [s.tolist() for s in split_roots(plan, 2)]
+    [[0, 2, 4], [1, 3]]
+    """
+    roots = plan.cand_flat[plan.cand_ptr[0]:plan.cand_ptr[1]]
+    tasks = max(1, min(int(tasks), roots.size))
+    return [np.ascontiguousarray(roots[i::tasks]) for i in range(tasks) if roots[i::tasks].size]
+
+
+def root_plan(plan, roots):
+    """``plan`` with the first pattern node (``plan.order[0]``) restricted to data ids ``roots``."""
+    cand = plan.cand.copy()
+    u = int(plan.order[0])
+    keep = np.zeros(cand.shape[1], dtype=bool)
+    keep[roots] = True
+    cand[u] &= keep
+    return reorder(plan, plan.order, cand=cand)
+
+
+def _engine(engine):
+    from .engines import get_engine
+
+    return get_engine(engine)
+
+
+def count_share(plan, roots, engine="auto"):
+    """One task: the number of matches whose root image is in ``roots`` (exact int)."""
+    return int(_engine(engine).count(root_plan(plan, roots)))
+
+
+def find_share(plan, roots, engine="auto"):
+    """One task: the matches whose root image is in ``roots``, rows in ``plan.order``."""
+    chunks = list(_engine(engine).iter_chunks(root_plan(plan, roots)))
+    return np.concatenate(chunks) if chunks else np.zeros((0, plan.k), dtype=np.int32)
+
+
+def _plan_of(plan):
+    return plan
+
+
+def _submit(client, fn, plan, engine, tasks, retries):
+    if tasks is None:
+        tasks = TASKS_PER_THREAD * max(1, sum(client.nthreads().values()))
+    shares = split_roots(plan, tasks)
+    token = uuid.uuid4().hex
+    # a task, not a scatter: the scheduler can recompute it if every worker holding it dies
+    plan_f = client.submit(_plan_of, plan, key=f"gsm-plan-{token}", retries=retries)
+    keys = [f"gsm-{fn.__name__}-{token}-{i}" for i in range(len(shares))]
+    return client.map(fn, [plan_f] * len(shares), shares, [engine] * len(shares), key=keys,
+                      retries=retries)
+
+
+def _finished(futures, timeout):
+    """The futures that finished (all, or those done when ``timeout`` passed, the rest
+    cancelled) and whether any was cut off. A failed task raises here, as ``gather`` would."""
+    from distributed import wait
+
+    try:
+        wait(futures, timeout=timeout)
+    except TimeoutError:
+        pass
+    done = [f for f in futures if f.status == "finished"]
+    late = [f for f in futures if f.status == "pending"]
+    for f in late:
+        f.cancel()
+    errors = [f for f in futures if f.status == "error"]
+    if errors:
+        errors[0].result()
+    return done, bool(late)
+
+
+def count_plan(plan, client, *, engine="auto", tasks=None, retries=2, timeout=None):
+    """Count the matches of ``plan`` on the cluster behind ``client`` (a ``distributed.Client``).
+
+    Parameters
+    ----------
+    plan : MatchPlan
+    client : distributed.Client
+    engine : str
+        Engine name each task runs (``"auto"``, ``"cpu"``, ``"gmatch"``, ``"partitioned"``...).
+    tasks : int, optional
+        Number of root shares (default ``4 x`` the cluster's worker threads).
+    retries : int
+        Re-runs of a task that raised.
+    timeout : float, optional
+        Seconds; the tasks finished by then are summed into a PartialCount.
+
+    Examples
+    --------
+    >>> import networkx as nx
+    >>> from distributed import Client, LocalCluster
+    >>> from nx_gsm.api import prepare
+    >>> plan, _, _ = prepare(nx.complete_graph(6), nx.cycle_graph(4), "mono")
+    >>> with LocalCluster(n_workers=1, processes=False) as c, Client(c) as client:  # doctest: +SKIP
+    ...     count_plan(plan, client, engine="cpu")
+    360
+    """
+    if plan.empty:
+        return 0
+    futures = _submit(client, count_share, plan, engine, tasks, retries)
+    done, cut = _finished(futures, timeout)
+    total = sum(int(c) for c in client.gather(done))
+    return PartialCount(total) if cut else total
+
+
+def find_plan(plan, client, *, engine="auto", tasks=None, retries=2, timeout=None):
+    """All matches of ``plan`` from the cluster, as ``(rows, partial)``: an int32 array with one
+    column per depth of ``plan.order``, and whether ``timeout`` cut it short. Parameters as
+    :func:`count_plan`."""
+    if plan.empty:
+        return np.zeros((0, plan.k), dtype=np.int32), False
+    futures = _submit(client, find_share, plan, engine, tasks, retries)
+    done, cut = _finished(futures, timeout)
+    parts = client.gather(done)
+    rows = np.concatenate(parts) if parts else np.zeros((0, plan.k), dtype=np.int32)
+    return rows, cut
+
+
+def gpu_client(**cluster_kwargs):
+    """A ``distributed.Client`` on dask-cuda's ``LocalCUDACluster``: one worker per visible GPU.
+
+    Examples
+    --------
+    >>> import nx_gsm
+    >>> from nx_gsm.distributed import gpu_client
+    >>> client = gpu_client()  # doctest: +SKIP
+    >>> nx_gsm.count_subgraph_monomorphisms(G, H, client=client)  # doctest: +SKIP
+    """
+    from dask_cuda import LocalCUDACluster
+    from distributed import Client
+
+    return Client(LocalCUDACluster(**cluster_kwargs))

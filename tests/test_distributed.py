@@ -1,0 +1,106 @@
+"""``client=``: the search split over a real Dask cluster (worker processes) gives exactly the
+single-run counts and mappings, whatever the cluster size, and a worker killed mid-task is
+re-run without double counting."""
+
+import doctest
+import os
+import sys
+
+import networkx as nx
+import pytest
+
+import nx_gsm
+from nx_gsm import distributed as dist
+from nx_gsm.api import prepare
+
+distributed = pytest.importorskip("distributed")
+cloudpickle = pytest.importorskip("cloudpickle")
+
+# the worker plugin below travels to the worker processes by value, not by module name
+cloudpickle.register_pickle_by_value(sys.modules[__name__])
+
+
+@pytest.fixture(scope="module", params=[1, 2], ids=["1-worker", "2-workers"])
+def client(request):
+    with distributed.LocalCluster(n_workers=request.param, threads_per_worker=1, processes=True,
+                                  dashboard_address=":0") as cluster, \
+            distributed.Client(cluster) as c:
+        yield c
+
+
+def _sorted_rows(ms):
+    return sorted(map(tuple, ms.to_numpy().tolist()))
+
+
+CASES = [
+    (nx.gnm_random_graph(70, 260, seed=4), nx.cycle_graph(4), {}),
+    (nx.gnm_random_graph(40, 140, seed=6, directed=True),
+     nx.DiGraph([(0, 1), (1, 2), (2, 0), (2, 3)]), {}),
+]
+
+
+@pytest.mark.parametrize("G,H,kw", CASES, ids=["undirected", "directed"])
+def test_counts_and_mappings_equal_single_run(client, G, H, kw):
+    for count, find in ((nx_gsm.count_subgraph_monomorphisms, nx_gsm.find_subgraph_monomorphisms),
+                        (nx_gsm.count_subgraph_isomorphisms, nx_gsm.find_subgraph_isomorphisms)):
+        ref = count(G, H, engine="cpu", **kw)
+        assert ref > 0
+        assert count(G, H, client=client, engine="cpu", **kw) == ref
+        assert count(G, H, client=client, engine="cpu", limit=5, **kw) == min(5, ref)
+        got = find(G, H, client=client, engine="cpu", **kw)
+        assert _sorted_rows(got) == _sorted_rows(find(G, H, engine="cpu", **kw))
+    # partitioned engine on every worker: still the same count
+    plan, _, _ = prepare(G, H, "mono")
+    assert dist.count_plan(plan, client, engine="partitioned", tasks=3) == \
+        nx_gsm.count_subgraph_monomorphisms(G, H, engine="cpu")
+
+
+def test_labels_and_task_counts(client):
+    G = nx.gnm_random_graph(60, 200, seed=8)
+    H = nx.path_graph(4)
+    for X in (G, H):
+        nx.set_node_attributes(X, {v: v % 3 for v in X}, "c")
+    ref = nx_gsm.count_subgraph_monomorphisms(G, H, node_label="c", engine="cpu")
+    plan, _, _ = prepare(G, H, "mono", node_label="c")
+    for tasks in (1, 7, 1000):
+        assert dist.count_plan(plan, client, engine="cpu", tasks=tasks) == ref
+    roots = dist.split_roots(plan, 7)
+    assert sum(r.size for r in roots) == int(plan.cand[plan.order[0]].sum())
+    # a timeout returns what the finished tasks found, flagged partial
+    cut = dist.count_plan(plan, client, engine="cpu", tasks=20, timeout=0)
+    assert getattr(cut, "partial", False) and 0 <= cut <= ref
+    rows, partial = dist.find_plan(plan, client, engine="cpu", tasks=20, timeout=0)
+    assert partial and rows.shape[0] <= ref
+
+
+class KillOnce(distributed.WorkerPlugin):
+    """Kills its worker process the first time a counting task starts executing (the marker
+    file makes 'first' hold across the restarted worker)."""
+
+    def __init__(self, marker):
+        self.marker = marker
+
+    def transition(self, key, start, finish, **kwargs):
+        name = key if isinstance(key, str) else str(key)
+        if finish == "executing" and "count_share" in name and not os.path.exists(self.marker):
+            with open(self.marker, "w") as fh:
+                fh.write(name)
+            os._exit(1)
+
+
+def test_worker_killed_mid_task_counts_exactly(tmp_path):
+    G = nx.gnm_random_graph(70, 260, seed=4)
+    H = nx.cycle_graph(4)
+    ref = nx_gsm.count_subgraph_monomorphisms(G, H, engine="cpu")
+    marker = tmp_path / "killed"
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=":0") as cluster, \
+            distributed.Client(cluster) as c:
+        c.register_plugin(KillOnce(str(marker)))
+        assert nx_gsm.count_subgraph_monomorphisms(G, H, client=c, engine="cpu") == ref
+    assert marker.exists(), "no worker was killed: the test did not test recovery"
+
+
+def test_docstring_examples():
+    res = doctest.testmod(dist, optionflags=doctest.ELLIPSIS)
+    assert res.failed == 0 and res.attempted > 0
