@@ -31,6 +31,7 @@ _LAZY = {
     "MultiGraphMatcher": "nx_gsm.matcher",
     "MultiDiGraphMatcher": "nx_gsm.matcher",
     "GsmGraph": "nx_gsm.graph",
+    "DeviceGraph": "nx_gsm.interop.device",
     "from_networkx": "nx_gsm.interop.networkx",
     "to_networkx": "nx_gsm.interop.networkx",
     "read_graph": "nx_gsm.interop.files",

@@ -99,8 +99,20 @@ def _edge_label_match(attr, multigraph):
 
 
 def prepare(G, H, mode, *, node_match=None, edge_match=None, node_label=None, edge_label=None,
-            vf2pp_label=None, vf2pp_default=None, fn_name="nx_gsm"):
-    """Validate, convert and plan. Returns ``(plan, g, h)``; inputs are never modified."""
+            vf2pp_label=None, vf2pp_default=None, fn_name="nx_gsm", engine=None):
+    """Validate, convert and plan. Returns ``(plan, g, h)``; inputs are never modified.
+
+    A :class:`~nx_gsm.interop.device.DeviceGraph` ``G`` is planned on the device when ``engine``
+    (the engine object that will run the plan) can read it there; otherwise it is copied to the
+    host once (logged) and planned as usual.
+    """
+    if getattr(G, "on_device", False):
+        plan = _device_plan(G, H, mode, node_match, edge_match, node_label, edge_label,
+                            vf2pp_label, fn_name, engine)
+        if plan is not None:
+            return plan, G, plan.H
+        G = G.to_host("the engine or the options need the host model",
+                      label_name=node_label if isinstance(node_label, str) else "label")
     _check_graph(G, "G")
     _check_graph(H, "H")
     if G.is_directed() != H.is_directed():
@@ -134,6 +146,30 @@ def prepare(G, H, mode, *, node_match=None, edge_match=None, node_label=None, ed
     plan = make_plan(g, h, mode, node_match=node_match, edge_match=edge_match,
                      node_label=vf2pp_label, default_label=vf2pp_default)
     return plan, g, h
+
+
+def _device_plan(G, H, mode, node_match, edge_match, node_label, edge_label, vf2pp_label,
+                 fn_name, engine):
+    """The device-resident plan of a DeviceGraph, or None where the host model is needed."""
+    from .engines.gpu.gmatch import KMAX_LIMIT
+    from .plan.device_plan import make_device_plan
+
+    _check_graph(H, "H")
+    if G.is_directed() != H.is_directed():
+        raise nx.NetworkXError(f"{fn_name}: G and H must have the same directedness")
+    runner = getattr(engine, "gpu", engine)  # engine="auto" runs device plans on its GPU engine
+    if getattr(runner, "name", None) != "gmatch" or mode not in ("mono", "induced") or \
+            node_match is not None or edge_match is not None or edge_label is not None or \
+            vf2pp_label is not None:
+        return None
+    h = as_gsm(H, node_attrs=node_label is not None, edge_attrs=False)
+    if h.n > KMAX_LIMIT:
+        return None
+    labels = None
+    if node_label is not None:
+        _strict_label(fn_name, h.node_data or [], h.node_keys, node_label, "H node")
+        labels = [d[node_label] for d in h.node_data]
+    return make_device_plan(G, h, mode, pattern_labels=labels)
 
 
 def _engine(engine):
@@ -207,21 +243,27 @@ def _mappings(G, H, mode, node_match, edge_match, node_label, edge_label, limit,
     budget = Budget(timeout, progress)
     eng = _engine(engine)
     plan, _, _ = prepare(G, H, mode, node_match=node_match, edge_match=edge_match,
-                         node_label=node_label, edge_label=edge_label, fn_name=fn)
+                         node_label=node_label, edge_label=edge_label, fn_name=fn, engine=eng)
     return MatchIterator(iter_mappings(plan, eng, limit, budget), budget)
 
 
 def _count(G, H, mode, node_match, edge_match, node_label, edge_label, limit, engine, fn,
-           timeout, progress):
+           timeout, progress, client=None):
     limit = _check_limit(limit)
     budget = Budget(timeout, progress)
-    eng = _engine(engine)
+    eng = _engine(engine) if client is None else None
     plan, _, _ = prepare(G, H, mode, node_match=node_match, edge_match=edge_match,
-                         node_label=node_label, edge_label=edge_label, fn_name=fn)
+                         node_label=node_label, edge_label=edge_label, fn_name=fn, engine=eng)
     if plan.k == 0:
         return 0 if limit == 0 or plan.empty else 1
     if limit == 0:
         return 0
+    if client is not None:
+        from .distributed import count_plan
+
+        budget.close()
+        c = count_plan(plan, client, engine=engine or "auto", timeout=timeout)
+        return c if limit is None else type(c)(min(c, limit))
     try:
         c = eng.count(plan, limit, budget=budget)
     finally:
@@ -304,12 +346,13 @@ def isomorphisms(G, H, *, node_match=None, edge_match=None, node_label=None, edg
 
 def count_subgraph_monomorphisms(G, H, *, node_match=None, edge_match=None, node_label=None,
                                  edge_label=None, limit=None, engine="auto", timeout=None,
-                                 progress=False):
+                                 progress=False, client=None):
     """Number of monomorphisms of ``H`` into ``G`` (exact Python int, no dicts built).
 
     With ``limit``, counting stops there (the result is ``min(count, limit)``). When ``timeout``
     passes (or on Ctrl-C) the count found so far is returned as a :class:`PartialCount`, an int
-    whose ``partial`` attribute is True.
+    whose ``partial`` attribute is True. ``client`` (a ``distributed.Client``) splits the search
+    over a Dask cluster (:mod:`nx_gsm.distributed`); the count is the same exact int.
 
     Examples
     --------
@@ -318,12 +361,13 @@ def count_subgraph_monomorphisms(G, H, *, node_match=None, edge_match=None, node
     60
     """
     return _count(G, H, "mono", node_match, edge_match, node_label, edge_label, limit, engine,
-                  "count_subgraph_monomorphisms", timeout, progress)
+                  "count_subgraph_monomorphisms", timeout, progress,
+                  client)
 
 
 def count_subgraph_isomorphisms(G, H, *, node_match=None, edge_match=None, node_label=None,
                                 edge_label=None, limit=None, engine="auto", timeout=None,
-                                progress=False):
+                                progress=False, client=None):
     """Number of node-induced subgraph isomorphisms of ``H`` into ``G`` (exact Python int).
 
     Examples
@@ -333,7 +377,8 @@ def count_subgraph_isomorphisms(G, H, *, node_match=None, edge_match=None, node_
     8
     """
     return _count(G, H, "induced", node_match, edge_match, node_label, edge_label, limit, engine,
-                  "count_subgraph_isomorphisms", timeout, progress)
+                  "count_subgraph_isomorphisms", timeout, progress,
+                  client)
 
 
 def is_subgraph_monomorphic(G, H, **kwargs):
@@ -350,19 +395,45 @@ def _find(G, H, mode, kwargs, fn):
     from .results import MatchSet
 
     limit = _check_limit(kwargs.pop("limit", None))
-    eng = _engine(kwargs.pop("engine", "auto"))
-    budget = Budget(kwargs.pop("timeout", None), kwargs.pop("progress", False))
-    plan, g, h = prepare(G, H, mode, fn_name=fn, **kwargs)
+    client, engine = kwargs.pop("client", None), kwargs.pop("engine", "auto")
+    eng = _engine(engine) if client is None else None
+    timeout = kwargs.pop("timeout", None)
+    budget = Budget(timeout, kwargs.pop("progress", False))
+    plan, g, h = prepare(G, H, mode, fn_name=fn, engine=eng, **kwargs)
     if plan.k == 0:
         rows = np.zeros((0 if limit == 0 or plan.empty else 1, 0), dtype=np.int32)
     else:
-        chunks = list(eng.iter_chunks(plan, limit=limit, budget=budget))
+        if client is not None:
+            from .distributed import find_plan
+
+            got, cut = find_plan(plan, client, engine=engine or "auto", timeout=timeout)
+            chunks = [got[:limit]]
+            if cut:
+                budget.stop("timeout")
+        elif getattr(plan.G, "on_device", False):
+            # a DeviceGraph: the rows stay on the device unless they do not fit there
+            runner = getattr(eng, "gpu", eng)
+            dev = runner.device_rows(plan, limit=limit, budget=budget)
+            chunks = [dev] if dev is not None else \
+                list(runner.iter_chunks(plan, limit=limit, budget=budget))
+        else:
+            chunks = list(eng.iter_chunks(plan, limit=limit, budget=budget))
         budget.close()
-        rows = np.concatenate(chunks) if chunks else np.zeros((0, plan.k), dtype=np.int32)
-        # columns in pattern-node order (H's node order), not matching order
+        # columns in pattern-node order (H's node order), not matching order; reordered chunk by
+        # chunk so the peak is the chunks plus their concatenation, not a third copy
         inv = np.empty(plan.k, dtype=np.int64)
         inv[plan.order] = np.arange(plan.k)
-        rows = rows[:, inv]
+        if chunks and not isinstance(chunks[0], np.ndarray):
+            import cupy
+
+            inv = cupy.asarray(inv)
+        for i, c in enumerate(chunks):
+            chunks[i] = c[:, inv]
+        if len(chunks) == 1:
+            rows = chunks[0]
+        else:
+            rows = np.concatenate(chunks) if chunks else np.zeros((0, plan.k), dtype=np.int32)
+        del chunks
     return MatchSet(rows, g.node_keys, h.node_keys, partial=budget.partial)
 
 
@@ -429,25 +500,65 @@ def match_frames(G, H, *, induced=False, rows_per_frame=1_000_000, **kwargs):
     budget.close()
 
 
-def explain(G, H, *, induced=False, engine="auto", **kwargs):
-    """What the planner decided for this query, as a dict (engine, order, candidates, notes).
+def explain(G, H, *, induced=False, engine="auto", limit=None, **kwargs):
+    """What the planner decides for this query, as a dict, without running the search.
+
+    Keys: ``engine`` (the engine that would run), ``reason`` (why, from the CPU probe and the
+    cost model of :mod:`nx_gsm.engines.auto`), ``estimates`` (partial matches per depth, BFS table
+    and output bytes, from :func:`nx_gsm.plan.cost.estimate`), ``alternatives`` (every engine and
+    why it is not chosen or not usable), ``mode``, ``order``, ``candidates``, ``empty``,
+    ``notes``. ``limit`` is taken into account as in the matching functions.
 
     Examples
     --------
     >>> import networkx as nx, nx_gsm
-    >>> nx_gsm.explain(nx.complete_graph(4), nx.path_graph(3))["engine"]
-    'cpu'
+    >>> e = nx_gsm.explain(nx.complete_graph(4), nx.path_graph(3))
+    >>> e["engine"], e["reason"]
+    ('cpu', 'the CPU probe finished the search')
     """
-    eng = _engine(engine)
-    plan, g, h = prepare(G, H, "induced" if induced else "mono", fn_name="explain", **kwargs)
     from .engines import available_engines
+    from .engines.auto import choose
+    from .engines.cpu import CpuEngine, plan_arrays
+    from .plan.cost import estimate
+    from .plan.space import CandidateSpace
 
+    limit = _check_limit(limit)
+    eng = _engine(engine)
+    plan, g, h = prepare(G, H, "induced" if induced else "mono", fn_name="explain",
+                         engine=eng, **kwargs)
+    avail = available_engines()
+    gpu = [e for e in ("gmatch", "gsi", "geneva") if avail.get(e) is None]
+    space, probe = None, None
+    on_device = getattr(plan.G, "on_device", False)
+    if not plan.empty and plan.k and not on_device:
+        P = plan_arrays(plan)
+        space = CandidateSpace(cidx=P[12], row_off=P[13], ptr=P[14], val=P[15])
+        probe = CpuEngine._probe(P, plan.k)
+    if engine in (None, "auto"):
+        from .engines.gpu.device import memory_budget
+
+        name, reason, est = choose(plan, "count", gpu + ["partitioned"] if gpu else [],
+                                   memory_budget(), limit, probe is not None, space)
+    else:
+        name = eng.name
+        reason = "requested (engine=...)"
+        est = {}
+    if not est and plan.k and not plan.empty and not on_device:
+        est = estimate(plan, space)
+    alternatives = {}
+    for e, why in avail.items():
+        if e == name:
+            continue
+        alternatives[e] = why if why else "usable; not chosen"
     return {
-        "engine": eng.name,
+        "engine": name,
+        "reason": reason,
+        "estimates": {k: (list(v) if isinstance(v, list) else v) for k, v in est.items()},
+        "alternatives": alternatives,
         "mode": plan.mode,
         "order": [h.node_keys[int(u)] for u in plan.order],
         "candidates": {h.node_keys[u]: int(c) for u, c in enumerate(plan.candidate_counts())},
         "empty": plan.empty,
-        "unavailable_engines": {k: v for k, v in available_engines().items() if v},
+        "unavailable_engines": {k: v for k, v in avail.items() if v},
         "notes": list(plan.notes),
     }

@@ -55,39 +55,54 @@ class MatchSet:
     def pattern_nodes(self):
         return list(self._h_keys)
 
+    @property
+    def on_device(self):
+        """True when the rows live in GPU memory (results of a DeviceGraph search)."""
+        return not isinstance(self._rows, np.ndarray)
+
+    def _host_rows(self):
+        return self._rows.get() if self.on_device else self._rows
+
     def to_numpy(self, *, keys=False):
         """The id array (``keys=False``) or an array of original G node keys."""
+        rows = self._host_rows()
         if not keys:
-            return self._rows
-        return _key_array(self._g_keys)[self._rows]
+            return rows
+        return _key_array(self._g_keys)[rows]
 
     def to_pandas(self):
         """A DataFrame with one column per pattern node holding original G node keys."""
-        return frame_from_rows(self._rows, self._g_keys, self._h_keys)
+        return frame_from_rows(self._host_rows(), self._g_keys, self._h_keys)
 
     def iter_pandas(self, rows_per_frame=1_000_000):
         """The same frame in pieces of at most ``rows_per_frame`` rows (bounded memory)."""
         keys = _key_array(self._g_keys)
         for s in range(0, self.count, rows_per_frame):
-            yield frame_from_rows(self._rows[s:s + rows_per_frame], self._g_keys, self._h_keys,
-                                  keys)
+            part = self._rows[s:s + rows_per_frame]
+            yield frame_from_rows(part.get() if self.on_device else part, self._g_keys,
+                                  self._h_keys, keys)
 
     def to_cupy(self):
-        """The id array on the GPU (CuPy): column i = data node id for pattern node i."""
+        """The id array on the GPU (CuPy): column i = data node id for pattern node i. Results
+        of a DeviceGraph search are returned as they are, without a copy."""
         import cupy
 
-        return cupy.asarray(self._rows)
+        return self._rows if self.on_device else cupy.asarray(self._rows)
 
     def to_cudf(self):
         """A cuDF DataFrame, one column per pattern node (string names, like cuGraph's
         ``subgraph_monomorphism``), holding the original G node keys."""
         import cudf
 
+        if self.on_device and isinstance(self._g_keys, range) and self._g_keys.start == 0 \
+                and self._g_keys.step == 1:
+            # node keys are the ids: the columns are views of the device rows
+            return cudf.DataFrame({str(h): self._rows[:, i] for i, h in enumerate(self._h_keys)})
         return cudf.DataFrame.from_pandas(self.to_pandas().rename(columns=str))
 
     def __iter__(self):
         gk, hk = self._g_keys, self._h_keys
-        for row in self._rows.tolist():
+        for row in self._host_rows().tolist():
             yield dict(zip([gk[v] for v in row], hk))
 
     def __repr__(self):

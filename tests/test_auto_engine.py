@@ -1,61 +1,117 @@
-"""engine="auto": the CPU probe keeps small searches on the CPU; the rest go to the GPU engine.
+"""engine="auto": the CPU probe keeps small searches on the CPU; the cost model sends the rest to
+gmatch (counts, big or deep enumerations) or a BFS engine (enumerations that fit).
 
-The GPU engine is replaced by a recording stand-in here (CI has no GPU); the real pairing runs
-in the GPU check."""
+The GPU engines are replaced by recording stand-ins here (CI has no GPU); the real engines run
+the same choices in the GPU check."""
 
 import networkx as nx
+import pytest
+from networkx.algorithms import isomorphism as iso
 
 import nx_gsm
 from nx_gsm.api import prepare
-from nx_gsm.engines.auto import SMALL_LIMIT, AutoEngine
+from nx_gsm.engines.auto import SMALL_LIMIT, AutoEngine, choose
 from nx_gsm.engines.cpu import CpuEngine
 
 
-class _RecordingGpu:
-    name = "fake-gpu"
-
-    def __init__(self):
-        self.calls = []
+class _Recording:
+    def __init__(self, name, calls):
+        self.name = name
+        self.calls = calls
         self.cpu = CpuEngine()
 
     def count(self, plan, limit=None, budget=None):
-        self.calls.append(("count", limit))
+        self.calls.append((self.name, "count", limit))
         return self.cpu.count(plan, limit)
 
     def iter_chunks(self, plan, chunk=4096, limit=None, budget=None):
-        self.calls.append(("iter", limit))
+        self.calls.append((self.name, "iter", limit))
         return self.cpu.iter_chunks(plan, chunk=chunk, limit=limit)
 
 
-def _plan(G, H):
-    return prepare(G, H, "mono")[0]
+def _auto(budget=8 << 30, names=("gmatch", "gsi", "geneva")):
+    calls = []
+    eng = AutoEngine({n: _Recording(n, calls) for n in names})
+    eng._budget = lambda: budget
+    return eng, calls
+
+
+def _plan(G, H, **kw):
+    return prepare(G, H, "mono", **kw)[0]
 
 
 def test_small_search_stays_on_cpu():
-    gpu = _RecordingGpu()
-    eng = AutoEngine(gpu)
+    eng, calls = _auto()
     assert eng.count(_plan(nx.complete_graph(6), nx.path_graph(3))) == 120
-    assert gpu.calls == [] and eng.last_choice[0] == "cpu"
+    small = _plan(nx.complete_graph(5), nx.path_graph(3))
+    assert sum(c.shape[0] for c in eng.iter_chunks(small)) == 60
+    assert calls == [] and eng.last_choice[0] == "cpu"
 
 
-def test_big_search_goes_to_gpu_and_is_exact():
-    gpu = _RecordingGpu()
-    eng = AutoEngine(gpu)
+def test_big_count_goes_to_gmatch_and_is_exact():
+    eng, calls = _auto()
     G, H = nx.complete_graph(16), nx.path_graph(6)
     assert eng.count(_plan(G, H)) == 16 * 15 * 14 * 13 * 12 * 11
-    assert gpu.calls == [("count", None)] and eng.last_choice[0] == "fake-gpu"
+    assert calls == [("gmatch", "count", None)]
 
 
-def test_small_limits_stay_on_cpu_big_enumerations_go_to_gpu():
-    gpu = _RecordingGpu()
-    eng = AutoEngine(gpu)
+def test_small_limits_stay_on_cpu():
+    eng, calls = _auto()
     plan = _plan(nx.complete_graph(16), nx.path_graph(6))
     assert eng.count(plan, limit=10) == 10
     assert sum(c.shape[0] for c in eng.iter_chunks(plan, limit=SMALL_LIMIT)) == SMALL_LIMIT
-    assert gpu.calls == []
-    small = _plan(nx.complete_graph(5), nx.path_graph(3))
-    assert sum(c.shape[0] for c in eng.iter_chunks(small)) == 60
-    assert gpu.calls == [("iter", None)]
+    assert calls == []
+
+
+def test_enumeration_that_fits_goes_to_a_bfs_engine():
+    G, H = nx.complete_graph(16), nx.path_graph(6)
+    eng, calls = _auto()
+    rows = sum(c.shape[0] for c in eng.iter_chunks(_plan(G, H)))
+    assert rows == 16 * 15 * 14 * 13 * 12 * 11
+    assert calls == [("gsi", "iter", None)], eng.last_choice
+    # edge labels: GENEVA's interval-PCSR
+    for u, v in G.edges:
+        G[u][v]["w"] = (u + v) % 2
+    for u, v in H.edges:
+        H[u][v]["w"] = 0
+    em = iso.categorical_edge_match("w", None)
+    eng, calls = _auto()
+    list(eng.iter_chunks(_plan(G, H, edge_match=em)))
+    assert calls == [("geneva", "iter", None)], eng.last_choice
+
+
+def test_enumeration_too_big_or_too_deep_goes_to_gmatch():
+    G = nx.complete_graph(16)
+    eng, calls = _auto(budget=1 << 20)  # the tables would not fit a 1 MiB budget
+    list(eng.iter_chunks(_plan(G, nx.path_graph(6))))
+    assert calls == [("gmatch", "iter", None)]
+    assert "not fit" in eng.last_choice[1]
+    eng, calls = _auto()
+    plan = _plan(nx.complete_graph(12), nx.path_graph(9))  # 9 > BFS_MAX_K nodes
+    assert choose(plan, "collect", ["gmatch", "gsi"], 1 << 40)[0] == "gmatch"
+
+
+def test_graph_past_the_device_budget_goes_to_the_partitioned_engine():
+    G = nx.complete_graph(16)
+    eng, calls = _auto(budget=1024)  # the graph's arrays alone exceed half of 1 KiB
+    eng.engines["partitioned"] = _Recording("partitioned", calls)
+    assert eng.count(_plan(G, nx.path_graph(6))) == 16 * 15 * 14 * 13 * 12 * 11
+    assert calls == [("partitioned", "count", None)]
+    assert "exceeds" in eng.last_choice[1]
+
+
+def test_choice_without_gmatch_uses_what_is_there():
+    plan = _plan(nx.complete_graph(16), nx.path_graph(6))
+    assert choose(plan, "count", ["gsi"], 1 << 30)[0] == "gsi"
+    assert choose(plan, "count", [], 1 << 30)[0] == "cpu"
+
+
+@pytest.mark.parametrize("limit", [None, 5])
+def test_explain_reports_the_choice_and_estimates(limit):
+    e = nx_gsm.explain(nx.gnp_random_graph(200, 0.2, seed=1), nx.cycle_graph(5), limit=limit)
+    assert e["engine"] == "cpu" and e["reason"]
+    assert len(e["estimates"]["rows"]) == 5 and e["estimates"]["output_rows"] > 0
+    assert set(e["alternatives"]) >= {"gmatch", "gsi", "geneva"}
 
 
 def test_auto_is_cpu_without_a_gpu():

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 __all__ = ["get_engine", "available_engines", "ENGINE_NAMES"]
 
-ENGINE_NAMES = ("auto", "cpu", "gmatch", "gsi", "geneva")
+ENGINE_NAMES = ("auto", "cpu", "gmatch", "gsi", "geneva", "partitioned")
 
 
 def available_engines():
@@ -18,7 +18,8 @@ def available_engines():
     from .gpu import device_reason
 
     reason = device_reason()
-    out = {"cpu": None}
+    # partitioned: METIS parts around an inner engine ("auto" falls back to the CPU)
+    out = {"cpu": None, "partitioned": None}
     for name in ("gmatch", "gsi", "geneva"):
         out[name] = reason
     if reason is None:
@@ -36,16 +37,21 @@ def get_engine(name):
     if not isinstance(name, str) or name not in ENGINE_NAMES:
         raise ValueError(f"unknown engine {name!r}; choose one of {', '.join(ENGINE_NAMES)}")
     if name in ("auto", "cpu"):
-        # auto: CPU probe first, GPU engine for what the probe does not finish (engines/auto.py);
-        # without a usable GPU engine, auto is the CPU engine
-        if name == "auto" and available_engines().get("gmatch") is None:
+        # auto: CPU probe first, then the cost model's GPU engine (engines/auto.py); without a
+        # usable GPU engine, auto is the CPU engine
+        usable = [e for e in ("gmatch", "gsi", "geneva") if available_engines().get(e) is None]
+        if name == "auto" and usable:
             from . import gpu
             from .auto import AutoEngine
 
-            return AutoEngine(gpu.ENGINES["gmatch"]())
+            return AutoEngine({e: gpu.ENGINES[e]() for e in usable})
         from .cpu import CpuEngine
 
         return CpuEngine()
+    if name == "partitioned":
+        from .partitioned import PartitionedEngine
+
+        return PartitionedEngine()
     reason = available_engines()[name]
     if reason is not None:
         raise RuntimeError(f"engine {name!r} is not available: {reason}")

@@ -128,11 +128,31 @@ def from_edgelist(df, source="source", target="target", *, edge_attr=None, node_
                                node_data=nattr_rows, edge_data=edge_data)
 
 
-def from_csr(indptr, indices, *, directed=False, node_keys=None):
-    """A GsmGraph from CSR arrays (NumPy or CuPy), e.g. a SciPy or cuGraph adjacency.
+def from_csr(indptr, indices, *, directed=False, node_keys=None, node_labels=None,
+             on_device=None):
+    """A graph from CSR arrays (NumPy or CuPy), e.g. a SciPy or cuGraph adjacency.
 
-    For undirected graphs every edge must appear in both rows (a symmetric matrix).
+    For undirected graphs every edge must appear in both rows (a symmetric matrix). Device arrays
+    (CuPy, or anything with ``__cuda_array_interface__``) give a
+    :class:`~nx_gsm.interop.device.DeviceGraph` that the GPU engine matches in place, with no host
+    copy (``on_device=False`` forces the host model); host arrays give a GsmGraph.
+    ``node_labels`` (integer array, one per node) become the node attribute ``"label"`` of a
+    GsmGraph, or the device labels of a DeviceGraph (match them with ``node_label=...``).
+
+    Examples
+    --------
+    >>> import numpy as np, networkx as nx, nx_gsm
+    >>> g = nx_gsm.from_csr(np.array([0, 2, 4, 6]), np.array([1, 2, 0, 2, 0, 1]))
+    >>> nx_gsm.count_subgraph_monomorphisms(g, nx.path_graph(3))
+    6
     """
+    from .device import DeviceGraph, is_device_array
+
+    if on_device is None:
+        on_device = is_device_array(indptr) or is_device_array(indices)
+    if on_device:
+        return DeviceGraph(indptr, indices, directed=directed, node_labels=node_labels,
+                           node_keys=node_keys)
     indptr = _to_host_array(indptr).astype(np.int64)
     indices = _to_host_array(indices).astype(np.int64)
     n = indptr.size - 1
@@ -144,7 +164,10 @@ def from_csr(indptr, indices, *, directed=False, node_keys=None):
         keep = src <= dst
         src, dst = src[keep], dst[keep]
     keys = list(range(n)) if node_keys is None else list(node_keys)
-    return GsmGraph.from_edges(keys, src, dst, directed=directed)
+    node_data = None
+    if node_labels is not None:
+        node_data = [{"label": x} for x in _to_host_array(node_labels).tolist()]
+    return GsmGraph.from_edges(keys, src, dst, directed=directed, node_data=node_data)
 
 
 def from_cugraph(G):

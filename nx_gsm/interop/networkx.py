@@ -159,7 +159,8 @@ def to_networkx(g):
 
 def is_graph_like(G):
     """NetworkX graphs, GsmGraphs, and RAPIDS graphs (cugraph.Graph, nx-cugraph CudaGraph)."""
-    return isinstance(G, (nx.Graph, GsmGraph)) or _rapids_kind(G) is not None
+    return isinstance(G, (nx.Graph, GsmGraph)) or getattr(G, "on_device", False) is True or \
+        _rapids_kind(G) is not None
 
 
 def _rapids_kind(G):
