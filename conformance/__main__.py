@@ -52,7 +52,23 @@ def _parser():
     sh.add_argument("case_id", help="e.g. MultiGraph/mono/lambda/selfloops/int/r0")
     sh.add_argument("--seed", type=int, default=0)
     sh.add_argument("--engine", default="cpu")
+    fz = sub.add_parser("fuzz", help="the hypothesis fuzzers (readers, API vs VF2) at a long "
+                        "budget (CI runs them at a modest one)")
+    fz.add_argument("--examples", type=int, default=3000, help="examples per fuzz test")
     return p
+
+
+def _fuzz(examples):
+    """Run tests/test_fuzz*.py with ``examples`` hypothesis examples per test."""
+    import os
+    import subprocess
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    env = dict(os.environ, NX_GSM_FUZZ_EXAMPLES=str(examples))
+    files = sorted(str(p) for p in (root / "tests").glob("test_fuzz*.py"))
+    return subprocess.call([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                            *files], cwd=root, env=env)
 
 
 def _progress(stage, done, total):
@@ -73,6 +89,8 @@ def main(argv=None):
         feats = Counter(f for c in cases for f in c.features)
         print("  features: " + ", ".join(f"{k} {v}" for k, v in sorted(feats.items())))
         return 0
+    if args.cmd == "fuzz":
+        return _fuzz(args.examples)
     if args.cmd == "show":
         case = make_case(args.seed, args.case_id)
         print("# " + case.describe())

@@ -1,6 +1,7 @@
 """Property-based fuzzing (hypothesis): readers never crash on junk, the API agrees with VF2 on
 arbitrary small graphs with odd node keys, and nothing raises anything but a clear error."""
 
+import os
 import string
 
 import networkx as nx
@@ -12,7 +13,9 @@ from networkx.algorithms import isomorphism as iso
 import nx_gsm
 from nx_gsm.interop.files import GraphFormatError
 
-SETTINGS = settings(max_examples=150, deadline=None,
+# NX_GSM_FUZZ_EXAMPLES: the long mode (python -m conformance fuzz)
+EXAMPLES = int(os.environ.get("NX_GSM_FUZZ_EXAMPLES", "150"))
+SETTINGS = settings(max_examples=EXAMPLES, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 # node keys of mixed, awkward types: ints, strings, tuples, frozensets, floats, bools, None
