@@ -15,7 +15,15 @@ Phases, each timed and bounded (``--budget`` seconds in all; later phases shrink
    gmatch end-to-end against NetworkX VF2 on the yeast 8-vertex queries VF2 finishes within 10 s.
    CPU/VF2 timeouts are kept as lower bounds of the ratio (``geo+lb``); queries gmatch finishes
    in < 3 s are re-run with work donation off and with a 3-level BFS prefix (ablations).
-6. ``sanitize``: ``compute-sanitizer`` memcheck / racecheck / synccheck on a tiny case (last, so
+6. ``engines``: cpu, gmatch, gsi, geneva and auto enumerating every match of the yeast, human
+   and wordnet 4-/8-vertex queries and of small labelled patterns on GitHub and Enron
+   (``gpu/bench_engines.py``): per-set times, ratios to the best engine, auto's choices, peak
+   device memory per engine, and CSR / PCSR / interval-PCSR bytes per graph.
+7. ``streaming``: a 10^8-row result streamed to pandas frames within a stated memory bound
+   (``benchmarks/streaming.py``).
+8. ``scaling``: the CPU engine's count-all on 2 threads vs 1, pinned to two cores of this host
+   (``benchmarks run --engines cpu2 cpu1``).
+9. ``sanitize``: ``compute-sanitizer`` memcheck / racecheck / synccheck on a tiny case (last, so
    nothing it leaves behind can touch the timings).
 
 The whole check for the device tool (about 8 minutes; the datasets copy is ``.gpudata/``)::
@@ -46,7 +54,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-GPU_ENGINES = ("gmatch",)
+GPU_ENGINES = ("gmatch", "gsi", "geneva")
 
 
 def _log(*a):
@@ -275,6 +283,54 @@ def phase_tests(rec, timeout, out_dir):
     rec["tests"] = {"files": files, "rc": rc, "seconds": time.perf_counter() - t, **counts,
                     "failures": failures[:50], "tail": tail}
     _log(tail[-2500:])
+
+
+def _sub(cmd, timeout, env=None):
+    """Run a command; return (rc or "timeout", output tail)."""
+    try:
+        proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout,
+                              env=env)
+        return proc.returncode, (proc.stdout + proc.stderr)[-3000:]
+    except subprocess.TimeoutExpired as exc:
+        out = exc.stdout.decode(errors="replace") if isinstance(exc.stdout, bytes) else \
+            (exc.stdout or "")
+        return "timeout", out[-3000:]
+
+
+def phase_engines(rec, budget, per_group, cap, sets):
+    """Issue 5: cpu, gmatch, gsi, geneva and auto side by side (gpu/bench_engines.py)."""
+    from gpu import bench_engines
+
+    rec["engines_bench"] = bench_engines.run_sets(sets, per_group, cap, budget, log=_log)
+    for name, r in rec["engines_bench"]["sets"].items():
+        _log(f"engines[{name}]:", json.dumps(r.get("summary", r.get("skipped")),
+                                             default=str)[:1500])
+
+
+def phase_scaling(rec, timeout, out_dir, queries):
+    """Issue 3: the CPU engine on 2 threads vs 1 (count-all), pinned to two cores of this host."""
+    out = Path(out_dir) / "cpu_scaling.json"
+    md = Path(out_dir) / "cpu_scaling.md"
+    env = dict(os.environ, NUMBA_NUM_THREADS="2")
+    cmd = ["taskset", "-c", "0,1", sys.executable, "-m", "benchmarks", "run", "--suite",
+           "yeast-8", "human-8", "--engines", "cpu2", "cpu1", "--peers", "--protocol", "all",
+           "--timeout", "20", "--repeat", "1", "--queries", str(queries), "--datasets",
+           str(_data_root()), "--out", str(out), "--markdown", str(md), "--no-progress"]
+    rc, tail = _sub(cmd, timeout, env)
+    rec["cpu_scaling"] = {"rc": rc, "tail": tail[-1500:], "record": out.name,
+                          "report": md.read_text(encoding="utf-8")[-4000:] if md.exists() else None}
+    _log(tail[-1500:])
+
+
+def phase_streaming(rec, timeout, out_dir):
+    """Issue 8: > 10^8 rows streamed to pandas within a stated memory bound."""
+    out = Path(out_dir) / "streaming.json"
+    rc, tail = _sub([sys.executable, "-m", "benchmarks.streaming", "--rows", "1e8", "--engine",
+                     "gmatch", "--out", str(out)], timeout)
+    rec["streaming"] = {"rc": rc, "tail": tail[-1500:]}
+    if out.exists():
+        rec["streaming"]["record"] = json.loads(out.read_text(encoding="utf-8"))
+    _log(tail[-1500:])
 
 
 def phase_sanitize(rec, timeout):
@@ -591,7 +647,8 @@ def main(argv=None):
     ap = argparse.ArgumentParser(prog="python -m gpu.check", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--budget", type=float, default=540.0, help="seconds for all phases")
-    ap.add_argument("--phases", default="warmup,tests,conformance,yeast,bench,sanitize")
+    ap.add_argument("--phases", default="warmup,tests,conformance,yeast,bench,engines,"
+                    "streaming,scaling,sanitize")
     ap.add_argument("--sanitize-timeout", type=float, default=45.0)
     ap.add_argument("--tests-timeout", type=float, default=150.0)
     ap.add_argument("--conformance-cases", type=int, default=None)
@@ -603,6 +660,12 @@ def main(argv=None):
     ap.add_argument("--vf2-timeout", type=float, default=10.0)
     ap.add_argument("--gpu-limit", type=float, default=20.0)
     ap.add_argument("--suites", default="human-8,yeast-16,yeast-8-vf2")
+    ap.add_argument("--engines-sets", default="yeast-4,yeast-8,human-4,human-8,wordnet-4,"
+                    "wordnet-8,github,enron")
+    ap.add_argument("--engines-per-group", type=int, default=8)
+    ap.add_argument("--engines-cap", type=float, default=10.0)
+    ap.add_argument("--engines-budget", type=float, default=240.0)
+    ap.add_argument("--scaling-queries", type=int, default=20)
     ap.add_argument("--out", default=os.environ.get("OUT", str(ROOT / "gpu" / "results")))
     args = ap.parse_args(argv)
     os.environ.setdefault("NX_GSM_DATASETS", str(_data_root()))
@@ -665,6 +728,11 @@ def main(argv=None):
         run("bench", phase_bench, rec, max(20.0, left() - 15.0 - 3 * args.sanitize_timeout),
             args.per_group, args.cpu_timeout, args.vf2_timeout, args.gpu_limit,
             args.suites.split(","))
+        run("engines", phase_engines, rec, min(args.engines_budget, max(20.0, left() - 60.0)),
+            args.engines_per_group, args.engines_cap, args.engines_sets.split(","))
+        run("streaming", phase_streaming, rec, min(240.0, max(30.0, left() - 30.0)), out_dir)
+        run("scaling", phase_scaling, rec, min(240.0, max(30.0, left() - 30.0)), out_dir,
+            args.scaling_queries)
         # last: a sanitizer run is slow, and nothing it leaves behind may touch the timings
         run("sanitize", phase_sanitize, rec, args.sanitize_timeout)
     rec["engines"] = _engine_counts(rec)
@@ -678,6 +746,8 @@ def _engine_counts(rec):
     out = {}
     t = rec.get("tests") or {}
     for eng in list(GPU_ENGINES) + ["gmatch[dfs]"]:
+        if eng not in (rec.get("conformance") or {}) and eng != "gmatch":
+            continue
         c = (rec.get("conformance") or {}).get(eng) or {}
         y = rec.get("yeast_gmatch") or {}
         out[eng] = {
