@@ -361,11 +361,18 @@ FORMATS = {"labelled_csr": LabelledCSR, "pcsr": PCSR, "interval_pcsr": IntervalP
 
 
 def format_nbytes(G, elabels=None, xp=np):
-    """Bytes of the plain CSR and of every format (out-direction; CSC added for directed)."""
+    """Bytes of the plain CSR and of every format (out-direction; ``_in`` keys add the CSC side
+    of directed graphs), and ``largest_interval_partition``: the interval-PCSR bytes of the
+    largest edge-label partition (what GENEVA keeps on the card at once)."""
     lab = edge_labels(G, elabels)
     out = {"csr": _nbytes(G.indptr, G.indices) + (lab.nbytes if elabels is not None else 0)}
+    largest = 0
     for name, cls in FORMATS.items():
-        out[name] = cls(G, elabels, "out", xp).nbytes
-        if G.directed:
-            out[name + "_in"] = cls(G, elabels, "in", xp).nbytes
+        for d in ("out", "in") if G.directed else ("out",):
+            f = cls(G, elabels, d, xp)
+            out[name if d == "out" else name + "_in"] = f.nbytes
+            if name == "interval_pcsr":
+                for parts in zip(f.intervals, f.row_offsets, f.col):
+                    largest = max(largest, _nbytes(*parts))
+    out["largest_interval_partition"] = largest
     return out

@@ -49,7 +49,7 @@ from ..base import UNLIMITED, PartialCount
 from .common import (_ballot, _exact_sum, _feasible_range, _graph_to_device, _host, _kernel_array,
                      _quiet, _sim_reset, _upload_packed, _wsync)
 from .device import array_module, is_simulator, memory_budget
-from .formats import PCSR, IntervalPCSR
+from .formats import IntervalPCSR, format_nbytes
 
 __all__ = ["GenevaEngine", "phase_plan", "format_bytes", "GROUP_MAX"]
 
@@ -383,20 +383,19 @@ def format_bytes(G, elabels=None):
     >>> b["interval_pcsr"] < b["pcsr"]
     True
     """
-    dirs = ("out", "in") if G.directed else ("out",)
-    csr = 0
-    for d in dirs:
-        ip, ix = (G.indptr, G.indices) if d == "out" else (G.in_indptr, G.in_indices)
-        csr += int(ip.nbytes + ix.nbytes) + (int(ix.size) * 4 if elabels is not None else 0)
-    pcsr = sum(PCSR(G, elabels, d).nbytes for d in dirs)
-    ips = [IntervalPCSR(G, elabels, d) for d in dirs]
-    largest = 0
-    for ip in ips:
-        for iv, ro, col in zip(ip.intervals, ip.row_offsets, ip.col):
-            largest = max(largest, int(iv.nbytes + ro.nbytes + col.nbytes))
-    ipb = sum(ip.nbytes for ip in ips)
-    return {"csr": csr, "pcsr": int(pcsr), "interval_pcsr": int(ipb),
-            "largest_partition": largest, "reduction": 1.0 - ipb / pcsr if pcsr else 0.0}
+    b = format_nbytes(G, elabels)
+
+    def both(key):
+        return int(b[key] + b.get(key + "_in", 0))
+
+    csr = b["csr"]
+    if G.directed:
+        csr += int(G.in_indptr.nbytes + G.in_indices.nbytes) + \
+            (int(G.in_indices.size) * 4 if elabels is not None else 0)
+    pcsr, ipb = both("pcsr"), both("interval_pcsr")
+    return {"csr": int(csr), "pcsr": pcsr, "interval_pcsr": ipb,
+            "largest_partition": int(b["largest_interval_partition"]),
+            "reduction": 1.0 - ipb / pcsr if pcsr else 0.0}
 
 
 def _flatten(ip):
