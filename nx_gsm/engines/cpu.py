@@ -32,10 +32,16 @@ _LO, _HI, _CUR, _KIND, _FS, _FLG = 0, 1, 2, 3, 4, 5
 _STACK_ROWS = 6
 # _FLG bits: a match was found below this node / the node has at least one child
 _FOUND, _HAS_CHILD = 1, 2
-_TASKS_PER_THREAD = 64
-# resumable slots per thread in the counting window, and candidates examined per slice (about
-# 10-50 ms of work: the granularity of deadlines, Ctrl-C and progress updates)
-_SLOTS_PER_THREAD = 8
+# BFS prefix tasks per thread: enough that a skewed root (one candidate holding most of the
+# work) is split across threads, few enough that the BFS stays cheap for 20-50 ms searches.
+# Measured on yeast-8 count-all, 2 cores, 2 threads vs 1 (benchmarks/RESULTS.md): heavy queries
+# 1.60x geomean with 64 tasks and 8 slots per thread, 1.66x with 1024 and 32, 1.69x with 4096
+# and 32, but 4096 made 30 ms queries 0.74x (the deeper BFS costs more than it saves)
+_TASKS_PER_THREAD = 1024
+# resumable slots per thread in the counting window (more slots: a shorter idle tail per
+# round), and candidates examined per slice (about 10-50 ms of work: the granularity of
+# deadlines, Ctrl-C and progress updates)
+_SLOTS_PER_THREAD = 32
 _SLICE_STEPS = 1 << 20
 # a count that finishes within this many steps never goes parallel
 _PROBE_STEPS = 1 << 16
