@@ -277,6 +277,11 @@ def _explain(args):
     print(f"pattern   {_describe(H, args.pattern)}")
     print(f"mode      {mode}")
     print(f"engine    {info['engine']}")
+    if info.get("reason"):
+        print(f"why       {info['reason']}")
+    rows = (info.get("estimates") or {}).get("rows")
+    if rows:
+        print("estimate  partial matches per depth: " + ", ".join(f"{r:.3g}" for r in rows))
     print(f"planned   in {dt * 1e3:.1f} ms (conversion, labels, filtering, order; a process's "
           "first call also loads the compiled kernels)")
     if info["empty"]:
