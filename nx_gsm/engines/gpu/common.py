@@ -11,10 +11,12 @@ import contextlib
 import logging
 import threading
 import warnings
+import weakref
 
 import numpy as np
 from numba import cuda, uint32
 
+from . import faults
 from .device import is_simulator
 
 log = logging.getLogger("nx_gsm.gpu")
@@ -240,6 +242,19 @@ def _graph_to_device(G, xp):
     if G.directed:
         return indptr, indices, mult, a(G.in_indptr, np.int64), a(G.in_indices, np.int32)
     return indptr, indices, mult, indptr, indices
+
+
+def _cached_graph_arrays(cache, G, xp):
+    """``G``'s adjacency on the device and the cache to keep: ``cache`` is ``(weakref to G,
+    arrays)`` or None, reused when it holds ``G`` (queries over one data graph upload it once)."""
+    if cache is not None and cache[0]() is G:
+        return cache[1], cache
+    faults.point("graph_upload")
+    arrs = _graph_to_device(G, xp)
+    try:
+        return arrs, (weakref.ref(G), arrs)
+    except TypeError:  # a graph object without weak references: not cached
+        return arrs, None
 
 
 def _upload_packed(arrays, xp):

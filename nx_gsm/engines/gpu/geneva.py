@@ -46,8 +46,8 @@ import numpy as np
 from numba import cuda, int32, int64
 
 from ..base import UNLIMITED, PartialCount
-from .common import (_ballot, _exact_sum, _feasible_range, _graph_to_device, _host, _kernel_array,
-                     _quiet, _sim_reset, _upload_packed, _wsync)
+from .common import (_cached_graph_arrays, _ballot, _exact_sum, _feasible_range, _host,
+                     _kernel_array, _quiet, _sim_reset, _upload_packed, _wsync)
 from .device import array_module, is_simulator, memory_budget
 from .formats import IntervalPCSR, format_nbytes
 
@@ -516,14 +516,7 @@ class GenevaEngine:
         return _kernel_array(self.xp.asarray(x))
 
     def _graph_arrays(self, G):
-        c = self._gcache
-        if c is not None and c[0]() is G:
-            return c[1]
-        arrs = _graph_to_device(G, self.xp)
-        try:
-            self._gcache = (weakref.ref(G), arrs)
-        except TypeError:
-            self._gcache = None
+        arrs, self._gcache = _cached_graph_arrays(self._gcache, G, self.xp)
         return arrs
 
     def _label_arrays(self, plan):

@@ -38,14 +38,13 @@ import contextlib
 import logging
 import os
 import time
-import weakref
 
 import numpy as np
 from numba import cuda, int8, int32, int64
 
 from ..base import UNLIMITED, PartialCount
 from . import faults
-from .common import (_DevPlan, _ballot, _cand_at, _exact_sum, _feasible, _graph_to_device,
+from .common import (_cached_graph_arrays, _DevPlan, _ballot, _cand_at, _exact_sum, _feasible,
                      _host, _local_cands, _pause, _quiet, _sim_reset, _wsync)
 from .device import array_module, device_info, is_simulator, memory_budget
 
@@ -759,17 +758,7 @@ class GMatchEngine:
 
     # -- public protocol ------------------------------------------------------------------------
     def _graph_arrays(self, G):
-        """G's adjacency on the device, cached for the last data graph seen (queries over one
-        data graph upload it once)."""
-        c = self._gcache
-        if c is not None and c[0]() is G:
-            return c[1]
-        faults.point("graph_upload")
-        arrs = _graph_to_device(G, self.xp)
-        try:
-            self._gcache = (weakref.ref(G), arrs)
-        except TypeError:
-            self._gcache = None
+        arrs, self._gcache = _cached_graph_arrays(self._gcache, G, self.xp)
         return arrs
 
     def _prepare(self, plan):

@@ -48,7 +48,7 @@ import numpy as np
 from numba import cuda, int32, int64
 
 from ..base import UNLIMITED, PartialCount
-from .common import (_DevPlan, _ballot, _feasible, _graph_to_device, _host, _quiet, _sim_reset,
+from .common import (_cached_graph_arrays, _DevPlan, _ballot, _feasible, _host, _quiet, _sim_reset,
                      _wsync)
 from .device import array_module, device_info, is_simulator, memory_budget
 from .formats import PCSR
@@ -477,14 +477,7 @@ class GsiEngine:
             self.last_stats["peak_bytes"] = used
 
     def _graph_arrays(self, G):
-        c = self._gcache
-        if c is not None and c[0]() is G:
-            return c[1]
-        arrs = _graph_to_device(G, self.xp)
-        try:
-            self._gcache = (weakref.ref(G), arrs)
-        except TypeError:
-            self._gcache = None
+        arrs, self._gcache = _cached_graph_arrays(self._gcache, G, self.xp)
         return arrs
 
     def _pcsr(self, plan):
