@@ -80,9 +80,11 @@ def test_real_out_of_memory_is_recovered(case):
     try:
         eng = GMatchEngine(memory_budget=8 << 30, out_capacity=50_000_000)
         rows = _rows(eng.iter_chunks(plan, chunk=100_000), plan.k)
+        # the enumeration's 800 MB output buffer cannot fit: it must have been recovered
+        assert "recovered" in eng.last_stats, eng.last_stats
         assert len(rows) == want and set(map(tuple, rows.tolist())) == ref
+        # a count needs no output buffer, so it may or may not meet the fault; exact either way
         assert eng.count(plan) == want
-        assert "recovered" in eng.last_stats or eng.last_stats.get("streamed") is not None
         del eng, rows
     finally:
         del hog
