@@ -144,7 +144,7 @@ def _auto_choice(g, H, kw):
     import nx_gsm
 
     try:
-        e = nx_gsm.explain(g, H, **kw)
+        e = nx_gsm.explain(g, H, collect=True, **kw)
         return [e["engine"], e["reason"]]
     except Exception as exc:  # noqa: BLE001
         return ["?", str(exc)]

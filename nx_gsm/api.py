@@ -500,14 +500,15 @@ def match_frames(G, H, *, induced=False, rows_per_frame=1_000_000, **kwargs):
     budget.close()
 
 
-def explain(G, H, *, induced=False, engine="auto", limit=None, **kwargs):
+def explain(G, H, *, induced=False, engine="auto", limit=None, collect=False, **kwargs):
     """What the planner decides for this query, as a dict, without running the search.
 
     Keys: ``engine`` (the engine that would run), ``reason`` (why, from the CPU probe and the
     cost model of :mod:`nx_gsm.engines.auto`), ``estimates`` (partial matches per depth, BFS table
     and output bytes, from :func:`nx_gsm.plan.cost.estimate`), ``alternatives`` (every engine and
     why it is not chosen or not usable), ``mode``, ``order``, ``candidates``, ``empty``,
-    ``notes``. ``limit`` is taken into account as in the matching functions.
+    ``notes``. ``limit`` is taken into account as in the matching functions; ``collect=True``
+    gives the choice for an enumeration (``find_*``, the iterators), the default for a count.
 
     Examples
     --------
@@ -517,8 +518,8 @@ def explain(G, H, *, induced=False, engine="auto", limit=None, **kwargs):
     ('cpu', 'the CPU probe finished the search')
     """
     from .engines import available_engines
-    from .engines.auto import choose
-    from .engines.cpu import CpuEngine, plan_arrays
+    from .engines.auto import choose, probe
+    from .engines.cpu import plan_arrays
     from .plan.cost import estimate
     from .plan.space import CandidateSpace
 
@@ -528,17 +529,18 @@ def explain(G, H, *, induced=False, engine="auto", limit=None, **kwargs):
                          engine=eng, **kwargs)
     avail = available_engines()
     gpu = [e for e in ("gmatch", "gsi", "geneva") if avail.get(e) is None]
-    space, probe = None, None
+    space, probed = None, None
     on_device = getattr(plan.G, "on_device", False)
     if not plan.empty and plan.k and not on_device:
         P = plan_arrays(plan)
         space = CandidateSpace(cidx=P[12], row_off=P[13], ptr=P[14], val=P[15])
-        probe = CpuEngine._probe(P, plan.k)
+        probed = probe(P, plan.k)[0]
     if engine in (None, "auto"):
         from .engines.gpu.device import memory_budget
 
-        name, reason, est = choose(plan, "count", gpu + ["partitioned"] if gpu else [],
-                                   memory_budget(), limit, probe is not None, space)
+        name, reason, est = choose(plan, "collect" if collect else "count",
+                                   gpu + ["partitioned"] if gpu else [],
+                                   memory_budget(), limit, probed is not None, space)
     else:
         name = eng.name
         reason = "requested (engine=...)"

@@ -5,13 +5,15 @@ The GPU engines are replaced by recording stand-ins here (CI has no GPU); the re
 the same choices in the GPU check."""
 
 import networkx as nx
+import numpy as np
 import pytest
 from networkx.algorithms import isomorphism as iso
 
 import nx_gsm
 from nx_gsm.api import prepare
-from nx_gsm.engines.auto import SMALL_LIMIT, AutoEngine, choose
+from nx_gsm.engines.auto import BFS_MIN_OUTPUT, CPU_WORK, SMALL_LIMIT, AutoEngine, choose
 from nx_gsm.engines.cpu import CpuEngine
+from nx_gsm.plan.cost import estimate
 
 
 class _Recording:
@@ -63,13 +65,15 @@ def test_small_limits_stay_on_cpu():
     assert calls == []
 
 
-def test_enumeration_that_fits_goes_to_a_bfs_engine():
+def test_enumeration_goes_to_gmatch_unless_a_bfs_engine_wins():
+    # 6-node unlabelled pattern: gmatch (the DFS beat both BFS engines on such queries)
     G, H = nx.complete_graph(16), nx.path_graph(6)
     eng, calls = _auto()
     rows = sum(c.shape[0] for c in eng.iter_chunks(_plan(G, H)))
     assert rows == 16 * 15 * 14 * 13 * 12 * 11
-    assert calls == [("gsi", "iter", None)], eng.last_choice
+    assert calls == [("gmatch", "iter", None)], eng.last_choice
     # edge labels: GENEVA's interval-PCSR
+    G = nx.complete_graph(20)
     for u, v in G.edges:
         G[u][v]["w"] = (u + v) % 2
     for u, v in H.edges:
@@ -78,15 +82,37 @@ def test_enumeration_that_fits_goes_to_a_bfs_engine():
     eng, calls = _auto()
     list(eng.iter_chunks(_plan(G, H, edge_match=em)))
     assert calls == [("geneva", "iter", None)], eng.last_choice
+    # a 4-node pattern with >= BFS_MIN_OUTPUT rows: GSI (chosen, not run: 11.7 million rows)
+    big = _plan(nx.complete_graph(60), nx.path_graph(4))
+    name, why, est = choose(big, "collect", ["gmatch", "gsi", "geneva"], 8 << 30)
+    assert name == "gsi" and est["output_rows"] >= BFS_MIN_OUTPUT, why
+    # ... but a count of it goes to gmatch, and a 1 MiB budget keeps its tables off the BFS
+    assert choose(big, "count", ["gmatch", "gsi"], 8 << 30)[0] == "gmatch"
+    assert choose(big, "collect", ["gmatch", "gsi"], 1 << 20)[0] == "gmatch"
 
 
-def test_enumeration_too_big_or_too_deep_goes_to_gmatch():
-    G = nx.complete_graph(16)
-    eng, calls = _auto(budget=1 << 20)  # the tables would not fit a 1 MiB budget
-    list(eng.iter_chunks(_plan(G, nx.path_graph(6))))
-    assert calls == [("gmatch", "iter", None)]
-    assert "not fit" in eng.last_choice[1]
+def test_small_estimated_work_stays_on_cpu_past_the_probe():
+    # too big for the probe's steps, estimated under CPU_WORK partial matches
+    plan = _plan(nx.complete_graph(40), nx.path_graph(3))
+    est = estimate(plan)
+    assert est["work"] < CPU_WORK
     eng, calls = _auto()
+    assert eng.count(plan) == 40 * 39 * 38 and calls == []
+    assert "small search" in eng.last_choice[1] or "probe" in eng.last_choice[1]
+
+
+def test_probe_rows_are_the_answer_of_a_small_enumeration():
+    G, H = nx.gnp_random_graph(30, 0.3, seed=2), nx.path_graph(3)
+    eng, calls = _auto()
+    got = np.concatenate(list(eng.iter_chunks(_plan(G, H), chunk=7)))
+    ref = np.concatenate(list(CpuEngine().iter_chunks(_plan(G, H))))
+    assert calls == [] and eng.last_choice == ("cpu", "the CPU probe finished the search")
+    assert sorted(map(tuple, got.tolist())) == sorted(map(tuple, ref.tolist()))
+    assert sum(c.shape[0] for c in eng.iter_chunks(_plan(G, H), limit=SMALL_LIMIT + 1)) == \
+        ref.shape[0]
+
+
+def test_enumeration_too_deep_goes_to_gmatch():
     plan = _plan(nx.complete_graph(12), nx.path_graph(9))  # 9 > BFS_MAX_K nodes
     assert choose(plan, "collect", ["gmatch", "gsi"], 1 << 40)[0] == "gmatch"
 

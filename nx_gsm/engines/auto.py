@@ -1,22 +1,29 @@
 """``engine="auto"``: the planner's choice of engine per query, from a probe and a cost model.
 
-1. **Small searches stay on the CPU.** Every GPU engine pays a fixed few milliseconds per search
-   (plan upload, kernel launches, synchronisations: ``gpu/NOTES.md``) that the CPU engine does
-   not: on the yeast 16-vertex queries (mostly under 10^5 matches) gmatch measured 0.64x the CPU
-   engine while heavy queries ran 7-43x faster. So the CPU engine's sequential search first runs
-   a bounded number of steps (about a millisecond); searches it finishes never leave the CPU.
-   First-k searches and enumerations with a small ``limit`` stay on the CPU for the same reason.
+Calibrated on the H200 engines table (``gpu/NOTES.md`` v7: yeast-4/8 and human-4, every engine
+on the same queries): the CPU engine won every search under ~10^4 matches (1.4-7 ms against
+gmatch's 5-12 ms, whose fixed cost is uploads, launches and synchronisations); gmatch won the
+rest by 1.3-2.7x over gsi and geneva except on outputs of 10^7+ rows from 4-vertex patterns,
+where the BFS engines tied or won by up to 7%.
+
+1. **Small searches stay on the CPU.** A bounded sequential CPU search (``PROBE_STEPS``
+   candidates, about a millisecond) runs first; what it finishes never leaves the CPU, and an
+   enumeration it finished is returned from the probe's own rows (no second search). Searches
+   the cost model puts under ``CPU_WORK`` partial matches stay on the CPU too. First-k searches
+   and enumerations with a small ``limit`` stay on the CPU for the same reason.
 2. **Between the GPU engines, the cost model** (:func:`nx_gsm.plan.cost.estimate`: partial
    matches per depth, from the candidate space) decides:
 
    * a count goes to gmatch: its DFS never materialises a level, while a BFS engine (gsi,
      geneva) writes every level to memory before it can count the last;
-   * an enumeration whose BFS tables (two consecutive levels, column-wise) and output fit in
-     ``BFS_FRACTION`` of the device budget, for patterns of at most ``BFS_MAX_K`` nodes, goes to
-     a BFS engine: GENEVA when the plan has edge labels (its interval-PCSR narrows each
-     neighbour list to one label in one lookup), GSI otherwise;
+   * an enumeration goes to a BFS engine when its tables (two consecutive levels, column-wise)
+     and output fit in ``BFS_FRACTION`` of the device budget, for patterns of at most
+     ``BFS_MAX_K`` nodes, and either the plan has edge labels (GENEVA: its interval-PCSR narrows
+     each neighbour list to one label in one lookup) or the pattern has at most
+     ``BFS_SMALL_K`` nodes and the estimated output is at least ``BFS_MIN_OUTPUT`` rows (GSI:
+     there the one-write Prealloc-Combine join pays for its levels);
    * anything else goes to gmatch (DFS memory does not grow with the output; it streams);
-   * before all of these, a data graph whose device arrays would take more than
+   * before the GPU engines, a data graph whose device arrays would take more than
      ``GRAPH_FRACTION`` of the device budget goes to the partitioned engine (PBE: METIS parts
      that fit, inner matches per part on the GPU, cross-part matches counted once).
 
@@ -24,24 +31,50 @@
    :func:`nx_gsm.explain` returns the same decision without running the search.
 
 A data graph that lives on the device (``DeviceGraph``) always runs on gmatch: the other
-engines read the host model.
+engines read the host model. Without a usable GPU engine nothing is probed: the CPU engine runs.
 """
 
 from __future__ import annotations
 
-from .base import UNLIMITED
-from .cpu import CpuEngine, plan_arrays
+import numpy as np
 
-__all__ = ["AutoEngine", "choose", "SMALL_LIMIT", "BFS_MAX_K", "BFS_FRACTION", "GRAPH_FRACTION"]
+from .base import UNLIMITED
+from .cpu import _DONE, _NOT_STARTED, _STACK_ROWS, CpuEngine, _search, plan_arrays
+
+__all__ = ["AutoEngine", "choose", "probe", "SMALL_LIMIT", "BFS_MAX_K", "BFS_FRACTION",
+           "GRAPH_FRACTION", "CPU_WORK", "PROBE_STEPS"]
 
 # at most this many matches wanted: the CPU's lazy search returns them before a GPU launch would
 SMALL_LIMIT = 100_000
+# the probe: candidates the sequential CPU search examines (~1 ms), rows it may keep
+PROBE_STEPS = 1 << 13
+PROBE_ROWS = 1 << 16
+# below this estimated work (partial matches over all depths) the CPU engine finishes first:
+# the table's CPU wins had estimates of 6e2-1.5e5, its gmatch wins 1.2e6 and up
+CPU_WORK = 4e5
 # BFS engines: patterns up to this size, tables and output within this share of the budget
 BFS_MAX_K = 8
 BFS_FRACTION = 0.25
+# without edge labels a BFS engine only for small patterns with large outputs
+BFS_SMALL_K = 4
+BFS_MIN_OUTPUT = 1e7
 # a data graph above this share of the device budget is partitioned (plan, pools and outputs
 # need the rest)
 GRAPH_FRACTION = 0.5
+
+
+def probe(P, k, collect=False):
+    """Run the CPU search for ``PROBE_STEPS`` candidates: ``(count, rows)`` if it finished (rows:
+    every match, when ``collect`` and at most ``PROBE_ROWS``), else ``(None, None)``."""
+    state = np.full(1, _NOT_STARTED, dtype=np.int64)
+    m = np.empty(k, dtype=np.int32)
+    stk = np.empty((_STACK_ROWS, k), dtype=np.int64)
+    out = np.empty((PROBE_ROWS if collect else 1, k), dtype=np.int32)
+    cap = PROBE_ROWS if collect else np.iinfo(np.int64).max
+    got = int(_search(P, 0, state, m, stk, out, cap, collect, PROBE_STEPS))
+    if state[0] != _DONE:
+        return None, None
+    return got, (out[:got].copy() if collect else None)
 
 
 def graph_device_bytes(G):
@@ -68,16 +101,19 @@ def choose(plan, want, available, budget_bytes, limit=None, probe_finished=None,
         return "cpu", "the CPU probe finished the search", {}
     if not available:
         return "cpu", "no GPU engine is usable here", {}
-    gbytes = graph_device_bytes(plan.G)
-    if "partitioned" in available and gbytes > GRAPH_FRACTION * budget_bytes:
-        return "partitioned", (f"the data graph (~{gbytes:.3g} bytes on the device) exceeds "
-                               f"{GRAPH_FRACTION:.0%} of the device budget: METIS parts that "
-                               f"fit, cross-part matches by PBE"), {"graph_bytes": gbytes}
     from ..plan.cost import estimate
 
     est = estimate(plan, space)
     out_bytes = 4.0 * plan.k * est["output_rows"]
     est = dict(est, output_bytes=out_bytes, budget_bytes=budget_bytes)
+    if est["work"] < CPU_WORK:
+        return "cpu", (f"a small search (~{est['work']:.3g} partial matches estimated, under "
+                       f"{CPU_WORK:.0e}): the CPU finishes before a GPU launch pays off"), est
+    gbytes = graph_device_bytes(plan.G)
+    if "partitioned" in available and gbytes > GRAPH_FRACTION * budget_bytes:
+        return "partitioned", (f"the data graph (~{gbytes:.3g} bytes on the device) exceeds "
+                               f"{GRAPH_FRACTION:.0%} of the device budget: METIS parts that "
+                               f"fit, cross-part matches by PBE"), dict(est, graph_bytes=gbytes)
     bfs = [e for e in ("geneva", "gsi") if e in available]
     if not bfs and "gmatch" not in available:
         return "cpu", "no GPU engine is usable here", est
@@ -85,16 +121,24 @@ def choose(plan, want, available, budget_bytes, limit=None, probe_finished=None,
         if "gmatch" in available:
             return "gmatch", "a count: the DFS counts without materialising any level", est
         return bfs[0], "a count (gmatch unavailable)", est
-    fits = est["peak_bfs_bytes"] + out_bytes <= BFS_FRACTION * budget_bytes
-    if bfs and fits and plan.k <= BFS_MAX_K:
-        pick = "geneva" if plan.has_elabels and "geneva" in bfs else \
-            ("gsi" if "gsi" in bfs else bfs[0])
-        need = est["peak_bfs_bytes"] + out_bytes
-        return pick, (f"an enumeration whose BFS tables and output (~{need:.3g} bytes) fit "
-                      f"{BFS_FRACTION:.0%} of the device budget"), est
+    need = est["peak_bfs_bytes"] + out_bytes
+    fits = need <= BFS_FRACTION * budget_bytes
+    big_small = plan.k <= BFS_SMALL_K and est["output_rows"] >= BFS_MIN_OUTPUT
+    if bfs and fits and plan.k <= BFS_MAX_K and (plan.has_elabels or big_small):
+        if plan.has_elabels and "geneva" in bfs:
+            pick, why = "geneva", "edge labels (interval-PCSR)"
+        else:
+            pick = "gsi" if "gsi" in bfs else bfs[0]
+            why = f"~{est['output_rows']:.3g} rows from a {plan.k}-node pattern"
+        return pick, (f"an enumeration with {why} whose BFS tables and output (~{need:.3g} "
+                      f"bytes) fit {BFS_FRACTION:.0%} of the device budget"), est
     if "gmatch" in available:
-        why = (f"the pattern has {plan.k} > {BFS_MAX_K} nodes" if plan.k > BFS_MAX_K else
-               "the BFS tables and output would not fit the budget share")
+        if plan.k > BFS_MAX_K:
+            why = f"the pattern has {plan.k} > {BFS_MAX_K} nodes"
+        elif not fits:
+            why = "the BFS tables and output would not fit the budget share"
+        else:
+            why = "the DFS beats the BFS engines here (no edge labels, no large small-pattern output)"
         return "gmatch", f"an enumeration: {why}; the DFS streams its output", est
     return bfs[0], "an enumeration (gmatch unavailable)", est
 
@@ -123,21 +167,25 @@ class AutoEngine:
         return memory_budget()
 
     def _pick(self, plan, want, limit):
-        probe = None
-        space = None
+        """``(engine name, probe count, probe rows)``; the probe's are None unless it finished."""
+        if not self.engines:
+            self.last_choice = ("cpu", "no GPU engine is usable here")
+            self.last_estimates = {}
+            return "cpu", None, None
+        got, rows, space = None, None, None
         if not getattr(plan.G, "on_device", False) and not plan.empty and \
                 (limit is None or limit > SMALL_LIMIT):
             P = plan_arrays(plan)
-            probe = self.cpu._probe(P, plan.k)
+            got, rows = probe(P, plan.k, collect=want == "collect")
             from ..plan.space import CandidateSpace
 
             space = CandidateSpace(cidx=P[12], row_off=P[13], ptr=P[14], val=P[15])
-        usable = list(self.engines) + ["partitioned"] if self.engines else []
+        usable = list(self.engines) + ["partitioned"]
         name, reason, est = choose(plan, want, usable, self._budget(), limit,
-                                   probe is not None, space)
+                                   got is not None, space)
         self.last_choice = (name, reason)
         self.last_estimates = est
-        return name, probe
+        return name, got, rows
 
     def _engine(self, name):
         if name == "cpu":
@@ -151,11 +199,19 @@ class AutoEngine:
     def count(self, plan, limit=None, budget=UNLIMITED):
         if plan.empty:
             return 0
-        name, probe = self._pick(plan, "count", limit)
-        if name == "cpu" and probe is not None:
-            return probe if limit is None else min(probe, limit)
+        name, got, _ = self._pick(plan, "count", limit)
+        if name == "cpu" and got is not None:
+            return got if limit is None else min(got, limit)
         return self._engine(name).count(plan, limit, budget=budget)
 
     def iter_chunks(self, plan, chunk=4096, limit=None, budget=UNLIMITED):
-        name, _ = self._pick(plan, "collect", limit)
-        return self._engine(name).iter_chunks(plan, chunk=chunk, limit=limit, budget=budget)
+        if plan.empty:
+            return
+        name, got, rows = self._pick(plan, "collect", limit)
+        if name == "cpu" and rows is not None:
+            # the probe finished the enumeration: its rows are the answer
+            rows = rows if limit is None else rows[:limit]
+            for a in range(0, rows.shape[0], chunk):
+                yield rows[a : a + chunk]
+            return
+        yield from self._engine(name).iter_chunks(plan, chunk=chunk, limit=limit, budget=budget)

@@ -62,7 +62,19 @@ def _slot_lists(x_list, u_bits, need, pe, ptr_g, idx_g, mult_g, cls_g, eok, has_
 
 
 def build_space(plan):
-    """Build the CandidateSpace of a plan (NumPy + Numba; cost ~ sum of candidate degrees)."""
+    """The CandidateSpace of a plan (NumPy + Numba; cost ~ sum of candidate degrees).
+
+    Built once per plan object and kept on it: the planner's probe and estimate, the CPU engine
+    and gmatch's output sizing all read it, and a plan is never changed in place (``reorder``
+    and the partitioned engine make new plans, which build their own).
+    """
+    cached = plan.__dict__.get("_space")
+    if cached is None:
+        cached = plan.__dict__["_space"] = _build_space(plan)
+    return cached
+
+
+def _build_space(plan):
     G, H = plan.G, plan.H
     k, n = plan.k, G.n
     cand_lists = [np.flatnonzero(plan.cand[u]).astype(np.int32) for u in range(k)]

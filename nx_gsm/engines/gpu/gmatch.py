@@ -888,10 +888,21 @@ class GMatchEngine:
         _, tc, _, _ = self._dfs(dp, rows)
         return _host(rows), _host(tc)
 
-    def _capacity(self, k):
+    def _capacity(self, plan):
+        """Rows of the output buffer. Beyond 256 MB only as far as the cost model expects rows
+        (four times its estimate, within a quarter of the budget): an output past the buffer
+        costs two more passes (count, then collect in batches), which made gmatch 1.9x slower
+        than gsi on yeast sparse_8_34 (2.8e8 rows) with a fixed 256 MB buffer."""
         if self.out_capacity is not None:
             return max(1, int(self.out_capacity))
-        return max(1024, min(self._budget() // 4, 256 << 20) // (4 * k))
+        from ...plan.cost import estimate
+
+        k = plan.k
+        base = min(self._budget() // 4, 256 << 20) // (4 * k)
+        if getattr(plan.G, "on_device", False):  # no host candidate space to estimate from
+            return max(1024, base)
+        want = 4.0 * estimate(plan)["output_rows"]
+        return int(max(1024, base, min(want, self._budget() // 4 // (4 * k))))
 
     def iter_chunks(self, plan, chunk=4096, limit=None, budget=UNLIMITED):
         """Matches as int32 arrays of up to ``chunk`` rows (column d: the data node of pattern
@@ -942,7 +953,7 @@ class GMatchEngine:
         if L == plan.k or rows.shape[0] == 0:
             yield from self._emit(rows, rows.shape[0], chunk, remaining)
             return
-        cap = self._capacity(plan.k)
+        cap = self._capacity(plan)
         if limit is not None and limit <= cap:
             ctl, _, out, _ = self._dfs(dp, rows, collect=True, stop_at=limit, cap=limit,
                                        budget=budget)
