@@ -13,12 +13,14 @@ is a :class:`~nx_gsm.engines.base.PartialCount`.
 
 Workers receive the plan (data graph included) once, as the result of a task they depend on, so a
 worker lost with its copy has it recomputed. With GPUs, run one worker per GPU
-(:func:`gpu_client`, dask-cuda's ``LocalCUDACluster``); ``engine="auto"`` then uses each worker's
-GPU engine, and ``engine="partitioned"`` partitions the graph on every worker.
+(:func:`gpu_client`: dask-cuda's ``LocalCUDACluster``, or the same layout from ``distributed``
+alone); ``engine="auto"`` then uses each worker's GPU engine, and ``engine="partitioned"``
+partitions the graph on every worker.
 """
 
 from __future__ import annotations
 
+import os
 import uuid
 
 import numpy as np
@@ -27,7 +29,7 @@ from .engines.base import PartialCount
 from .plan.planner import reorder
 
 __all__ = ["count_plan", "find_plan", "root_plan", "split_roots", "count_share", "find_share",
-           "gpu_client"]
+           "gpu_client", "visible_gpus"]
 
 # tasks per worker thread: small enough per task to balance skewed roots, few enough to keep
 # the scheduler's per-task overhead (about a millisecond) negligible
@@ -159,8 +161,27 @@ def find_plan(plan, client, *, engine="auto", tasks=None, retries=2, timeout=Non
     return rows, cut
 
 
-def gpu_client(**cluster_kwargs):
-    """A ``distributed.Client`` on dask-cuda's ``LocalCUDACluster``: one worker per visible GPU.
+def visible_gpus():
+    """The GPU ids this process may use: ``CUDA_VISIBLE_DEVICES`` where set, else every device
+    the CUDA runtime reports (none without CuPy or a driver)."""
+    env = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if env is not None:
+        return [d.strip() for d in env.split(",") if d.strip() and not d.strip().startswith("-")]
+    try:
+        import cupy
+
+        return [str(i) for i in range(cupy.cuda.runtime.getDeviceCount())]
+    except Exception:  # noqa: BLE001 - no CuPy or no driver: no GPUs
+        return []
+
+
+def gpu_client(n_gpus=None, threads_per_worker=1, **cluster_kwargs):
+    """A ``distributed.Client`` with one worker process per visible GPU.
+
+    With dask-cuda installed this is its ``LocalCUDACluster`` (``cluster_kwargs`` go to it).
+    Without it, the same layout from ``distributed`` alone: a ``SpecCluster`` of one ``Nanny``
+    per GPU whose worker sees only that GPU (``CUDA_VISIBLE_DEVICES`` set to its id, so every
+    engine in it uses device 0 of its own view). ``n_gpus`` caps the number of workers.
 
     Examples
     --------
@@ -169,7 +190,33 @@ def gpu_client(**cluster_kwargs):
     >>> client = gpu_client()  # doctest: +SKIP
     >>> nx_gsm.count_subgraph_monomorphisms(G, H, client=client)  # doctest: +SKIP
     """
-    from dask_cuda import LocalCUDACluster
     from distributed import Client
 
-    return Client(LocalCUDACluster(**cluster_kwargs))
+    gpus = visible_gpus()
+    if n_gpus is not None:
+        gpus = gpus[: int(n_gpus)]
+    if not gpus:
+        raise RuntimeError("gpu_client: no visible GPU (CUDA_VISIBLE_DEVICES is empty or no "
+                           "CUDA device was found); use distributed.LocalCluster for CPU workers")
+    try:
+        from dask_cuda import LocalCUDACluster
+    except ImportError:
+        return Client(_gpu_spec_cluster(gpus, threads_per_worker, **cluster_kwargs))
+    return Client(LocalCUDACluster(CUDA_VISIBLE_DEVICES=",".join(gpus),
+                                   threads_per_worker=threads_per_worker, **cluster_kwargs))
+
+
+def _gpu_spec_cluster(gpus, threads_per_worker, **kwargs):
+    from distributed import Nanny, Scheduler, SpecCluster
+
+    scheduler = {"cls": Scheduler, "options": {"dashboard_address": None}}
+    workers = {
+        f"gpu-{g}": {"cls": Nanny, "options": {
+            "nthreads": threads_per_worker,
+            # the worker's only GPU; Numba's threads for the CPU fallback share the host's cores
+            "env": {"CUDA_VISIBLE_DEVICES": g,
+                    "NUMBA_NUM_THREADS": str(max(1, (os.cpu_count() or 1) // len(gpus)))},
+        }}
+        for g in gpus
+    }
+    return SpecCluster(workers=workers, scheduler=scheduler, **kwargs)

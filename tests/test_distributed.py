@@ -104,3 +104,23 @@ def test_worker_killed_mid_task_counts_exactly(tmp_path):
 def test_docstring_examples():
     res = doctest.testmod(dist, optionflags=doctest.ELLIPSIS)
     assert res.failed == 0 and res.attempted > 0
+
+
+def test_gpu_client_gives_each_worker_one_gpu(monkeypatch):
+    """Without dask-cuda: one Nanny per visible GPU, each seeing only its own (ids faked here;
+    the workers run the CPU engine, as no CUDA device exists on CI)."""
+    from networkx.algorithms import isomorphism as iso
+
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3,5")
+    assert dist.visible_gpus() == ["3", "5"]
+    monkeypatch.setitem(__import__("sys").modules, "dask_cuda", None)  # import fails
+    with dist.gpu_client() as client:
+        seen = client.run(lambda: os.environ["CUDA_VISIBLE_DEVICES"])
+        assert sorted(seen.values()) == ["3", "5"]
+        G, H = nx.gnp_random_graph(40, 0.3, seed=4), nx.cycle_graph(4)
+        want = sum(1 for _ in iso.GraphMatcher(G, H).subgraph_monomorphisms_iter())
+        assert nx_gsm.count_subgraph_monomorphisms(G, H, client=client, engine="cpu") == want
+        client.cluster.close()
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
+    with pytest.raises(RuntimeError, match="no visible GPU"):
+        dist.gpu_client()
