@@ -365,7 +365,7 @@ def phase_sanitize(rec, timeout):
     rec["sanitize"] = out
 
 
-def phase_conformance(rec, quick, cases):
+def phase_conformance(rec, quick, cases, engines=None):
     import conformance
 
     out = {}
@@ -373,6 +373,8 @@ def phase_conformance(rec, quick, cases):
     # small cases finish inside gmatch's BFS prefix; run them again with the prefix stopped at
     # depth 1 so every case goes through the warp DFS kernel
     runs.append(("gmatch[dfs]", "gmatch", "1"))
+    if engines:
+        runs = [r for r in runs if r[0] in engines]
     for label, eng, pool in runs:
         t = time.perf_counter()
         old_env = os.environ.get("NX_GSM_GMATCH_POOL_TARGET")
@@ -653,6 +655,8 @@ def main(argv=None):
     ap.add_argument("--tests-timeout", type=float, default=150.0)
     ap.add_argument("--conformance-cases", type=int, default=None)
     ap.add_argument("--full-conformance", action="store_true")
+    ap.add_argument("--conformance-engines", default=None,
+                    help="comma-separated subset of gmatch,gsi,geneva,gmatch[dfs] (default all)")
     ap.add_argument("--yeast-budget", type=float, default=60.0)
     ap.add_argument("--yeast-max-count", type=int, default=10**9)
     ap.add_argument("--per-group", type=int, default=20)
@@ -722,7 +726,8 @@ def main(argv=None):
     if rec.get("device_reason") is None:
         run("tests", phase_tests, rec, min(args.tests_timeout, max(30.0, left() * 0.3)), out_dir)
         run("conformance", phase_conformance, rec, not args.full_conformance,
-            args.conformance_cases)
+            args.conformance_cases,
+            args.conformance_engines.split(",") if args.conformance_engines else None)
         run("yeast", phase_yeast, rec, min(args.yeast_budget, max(10.0, left() * 0.2)),
             args.yeast_max_count, {4, 8, 16})
         run("bench", phase_bench, rec, max(20.0, left() - 15.0 - 3 * args.sanitize_timeout),

@@ -783,8 +783,13 @@ class IncrementalMatcher:
         if self._h.n == 0:
             return set(), set(), None, None
         if self._gamma is not None:
-            before, after = self._gamma.delta(self, batch, counts_only)
-            return before, after, None, None
+            from .engines.gpu.faults import device_errors
+
+            try:
+                before, after = self._gamma.delta(self, batch, counts_only)
+                return before, after, None, None
+            except device_errors():
+                pass  # GAMMA dropped its device graph; the CPU path below finishes the batch
         G0 = self._G
         # one group per unordered node pair: both orientations share one local region
         groups = {}

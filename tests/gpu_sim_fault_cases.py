@@ -1,7 +1,13 @@
-"""Device faults injected into gmatch under Numba's CUDA simulator (run by
-test_gpu_faults_sim.py in a subprocess): at every allocation site and at the kernel launch, before
-any output and in the middle of a streamed enumeration, the count and the set of mappings must
-equal the CPU engine's, and the engine must say how it recovered. Exits non-zero otherwise.
+"""Device faults injected into the GPU engines under Numba's CUDA simulator (run by
+test_gpu_faults_sim.py in a subprocess, one engine per run: ``gmatch``, ``gsi``, ``geneva`` or
+``gamma``).
+
+gmatch, gsi and geneva: at every site the engine has, as an out-of-memory and as a launch failure,
+on its first hit and on a later one, the count and the list of mappings (duplicates included)
+must equal the CPU engine's, and a fault on the first hit must have fired and been recovered.
+The searches are cut into several chunks or batches, so later hits land after rows were produced.
+GAMMA: a faulted batch must give the CPU path's added/removed mappings, and the next batch (the
+device graph reloaded) too. Exits non-zero on the first difference.
 """
 
 import os
@@ -15,7 +21,14 @@ import numpy as np  # noqa: E402
 from nx_gsm.api import prepare  # noqa: E402
 from nx_gsm.engines.cpu import CpuEngine  # noqa: E402
 from nx_gsm.engines.gpu import faults  # noqa: E402
-from nx_gsm.engines.gpu.gmatch import GMatchEngine  # noqa: E402
+
+# the sites each engine reaches (gsi and geneva have no DFS buffers: their levels are "bfs")
+SITES = {
+    "gmatch": faults.SITES,
+    "gsi": ("graph_upload", "plan_upload", "bfs", "output", "launch"),
+    "geneva": ("graph_upload", "plan_upload", "bfs", "output", "launch"),
+    "gamma": ("graph_upload", "plan_upload", "dfs_buffers", "output", "launch"),
+}
 
 
 def rows_of(chunks, k):
@@ -23,47 +36,121 @@ def rows_of(chunks, k):
     return np.concatenate(chunks) if chunks else np.zeros((0, k), dtype=np.int32)
 
 
-def main():
+def make_engine(name):
+    # small buffers and chunks: every site is reached and the search runs in several pieces
+    if name == "gmatch":
+        from nx_gsm.engines.gpu.gmatch import GMatchEngine
+
+        return GMatchEngine(pool_target=1, steal=False, out_capacity=4, blocks=1)
+    if name == "gsi":
+        from nx_gsm.engines.gpu.gsi import GsiEngine
+
+        return GsiEngine(max_chunk=8, dfs_switch=False, signatures=False)
+    from nx_gsm.engines.gpu.geneva import GenevaEngine
+
+    eng = GenevaEngine(format_stats=False)
+    eng._allow = lambda st: 384  # bytes per step: frontiers in chunks, rows in windows
+    return eng
+
+
+def search_cases(name):
     G = nx.gnp_random_graph(9, 0.5, seed=3)
-    H = nx.path_graph(3)
-    plan = prepare(G, H, "mono")[0]
+    plan = prepare(G, nx.path_graph(3), "mono")[0]
     cpu = CpuEngine()
     want = cpu.count(plan)
     ref = sorted(map(tuple, rows_of(cpu.iter_chunks(plan), plan.k).tolist()))
     assert want > 8, want
     tried = 0
-    for site in faults.SITES:
+    skips = (0, 1, 3) if name == "gmatch" else (0, 2)
+    for site in SITES[name]:
         for kind in ("oom", "launch"):
-            for skip in (0, 1, 3):
-                # pool of 1-vertex rows and a 4-row output buffer: the DFS, the batched
-                # collect and its per-batch launches all run, so every site is reached
-                eng = GMatchEngine(pool_target=1, steal=False, out_capacity=4, blocks=1)
-                with faults.inject(site, kind, times=None if skip == 0 else 1, skip=skip):
+            for skip in skips:
+                eng = make_engine(name)
+                arm = dict(times=None if skip == 0 else 1, skip=skip)
+                with faults.inject(site, kind, **arm):
                     got = eng.count(plan)
+                    n_hits = [faults.hits.get(site, 0)]
+                how = [eng.last_stats.get("recovered")]
+                with faults.inject(site, kind, **arm):
                     rows = rows_of(eng.iter_chunks(plan, chunk=3), plan.k)
-                    n_hits = faults.hits.get(site, 0)
+                    n_hits.append(faults.hits.get(site, 0))
+                how.append(eng.last_stats.get("recovered"))
                 mine = sorted(map(tuple, rows.tolist()))
                 ok = got == want and mine == ref
-                if skip == 0:  # every site is reached, so this fault really fired
-                    ok = ok and n_hits > 0 and "recovered" in eng.last_stats
-                print(f"{site}/{kind}/skip={skip}: hits={n_hits} count={got}/{want} "
-                      f"rows={len(mine)} ok={ok} {eng.last_stats.get('recovered')}", flush=True)
+                if skip == 0:  # the enumeration reaches every site (a count not the output)
+                    ok = ok and n_hits[1] > 0 and how[1] is not None
+                    ok = ok and (n_hits[0] == 0 or how[0] is not None)
+                print(f"{name} {site}/{kind}/skip={skip}: hits={n_hits} count={got}/{want} "
+                      f"rows={len(mine)} ok={ok} {how}", flush=True)
                 if not ok:
                     sys.exit(1)
                 tried += 1
-    # a fault that needs the per-batch takeover: the third output allocation fails after rows
-    # of the first batches were already emitted
-    eng = GMatchEngine(pool_target=1, steal=False, out_capacity=4, blocks=1)
-    with faults.inject("output", "oom", times=None, skip=2):
-        seen = []
-        for r in eng.iter_chunks(plan, chunk=2):
-            seen.append(r)
-    mine = sorted(map(tuple, rows_of(seen, plan.k).tolist()))
-    how = eng.last_stats.get("recovered", "")
-    print(f"mid-stream takeover: rows={len(mine)} recovered={how!r}", flush=True)
-    if mine != ref or "unemitted" not in how:
-        sys.exit(1)
-    print(f"SIM OK ({tried + 1} fault runs)")
+    if name == "gmatch":
+        # the per-batch takeover: the third output allocation fails after rows of the first
+        # batches were already emitted
+        eng = make_engine(name)
+        with faults.inject("output", "oom", times=None, skip=2):
+            mine = sorted(map(tuple, rows_of(eng.iter_chunks(plan, chunk=2), plan.k).tolist()))
+        how = eng.last_stats.get("recovered", "")
+        print(f"mid-stream takeover: rows={len(mine)} recovered={how!r}", flush=True)
+        if mine != ref or "unemitted" not in how:
+            sys.exit(1)
+        tried += 1
+    else:
+        # a fault after the search had produced rows: they were held, none was emitted twice
+        eng = make_engine(name)
+        with faults.inject("output", "launch", times=1, skip=1):
+            mine = sorted(map(tuple, rows_of(eng.iter_chunks(plan, chunk=2), plan.k).tolist()))
+        how = eng.last_stats.get("recovered", "")
+        print(f"{name} fault after produced rows: rows={len(mine)} recovered={how!r}", flush=True)
+        if mine != ref or "CPU" not in how:
+            sys.exit(1)
+        tried += 1
+    return tried
+
+
+def gamma_cases():
+    from nx_gsm.incremental import IncrementalMatcher
+
+    G = nx.gnp_random_graph(8, 0.4, seed=5)
+    H = nx.path_graph(3)
+    missing = [e for e in nx.non_edges(G)]
+    b1 = dict(insert=missing[:2], delete=[next(iter(G.edges))])
+    gone = next(x for x in G if x not in missing[2])
+    b2 = dict(insert=[missing[2]], nodes=[8], delete_nodes=[gone])
+    tried = 0
+
+    def key(res):
+        return (sorted(map(lambda m: sorted(m.items()), res.added)),
+                sorted(map(lambda m: sorted(m.items()), res.removed)))
+
+    for site in SITES["gamma"]:
+        for kind in ("oom", "launch"):
+            for skip in (0, 1):
+                cpu = IncrementalMatcher(G, H, engine="cpu")
+                gpu = IncrementalMatcher(G, H, engine="gamma")
+                want1 = key(cpu.apply(**b1))
+                with faults.inject(site, kind, times=None if skip == 0 else 1, skip=skip):
+                    got1 = key(gpu.apply(**b1))
+                    n_hits = faults.hits.get(site, 0)
+                    how = gpu._gamma.last_stats.get("recovered")
+                want2 = key(cpu.apply(**b2))
+                got2 = key(gpu.apply(**b2))  # reloads the device graph after a fault
+                ok = got1 == want1 and got2 == want2 and gpu.count() == cpu.count()
+                if skip == 0:
+                    ok = ok and n_hits > 0 and how is not None
+                print(f"gamma {site}/{kind}/skip={skip}: hits={n_hits} ok={ok} {how}",
+                      flush=True)
+                if not ok:
+                    sys.exit(1)
+                tried += 1
+    return tried
+
+
+def main():
+    name = sys.argv[1] if len(sys.argv) > 1 else "gmatch"
+    tried = gamma_cases() if name == "gamma" else search_cases(name)
+    print(f"SIM OK ({tried} fault runs)")
 
 
 if __name__ == "__main__":

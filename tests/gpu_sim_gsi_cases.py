@@ -148,10 +148,12 @@ def main():
     H = nx.Graph([(0, 1)])
     H.add_node(2)
     check(G, H, "mono", "disconnected")
-    # chunked depth-first path: at most 3 GBA slots per join, so rows are split into list ranges
+    # chunked depth-first path (the DFS switch off): at most 3 GBA slots per join, so rows are
+    # split into list ranges
     G = rand_graph(rnd, nx.Graph, 8, 0.6)
     check(G, nx.path_graph(3), "mono", "chunked",
-          {"max_chunk": 3}, expect=lambda s: s["chunks"] > 3 and s["split_rows"] > 0)
+          {"max_chunk": 3, "dfs_switch": False},
+          expect=lambda s: s["chunks"] > 3 and s["split_rows"] > 0)
     # every work tier: lists of length <= 2 per warp, 3 multi-warp, 4 block, longer grid
     # (a lollipop with a branch on its path has degrees 1 to 5)
     G = nx.lollipop_graph(5, 4)

@@ -1,6 +1,7 @@
-"""Device faults on the card: injected at every allocation site and at the launch, and a real
-out-of-memory (the device filled by another allocation while the engine believes it has room).
-Each run must give the CPU engine's exact answer and leave CuPy's memory pool as it found it.
+"""Device faults on the card: injected into gmatch, gsi and geneva at every allocation site they
+have and at the launch, into GAMMA's incremental batches, and a real out-of-memory (the device
+filled by another allocation while the engine believes it has room). Each run must give the CPU
+engine's exact answer and leave CuPy's memory pool as it found it.
 """
 
 import gc
@@ -39,20 +40,42 @@ def _used():
     return cupy.get_default_memory_pool().used_bytes()
 
 
-SITES = ("graph_upload", "plan_upload", "bfs", "dfs_buffers", "output", "launch")
+def _engine(name):
+    # small output buffers and chunks: the search runs in several pieces, so faults also land
+    # after rows were produced (gmatch: mid-stream; gsi, geneva: while rows are held)
+    if name == "gmatch":
+        from nx_gsm.engines.gpu.gmatch import GMatchEngine
+
+        return GMatchEngine(out_capacity=2000)
+    if name == "gsi":
+        from nx_gsm.engines.gpu.gsi import GsiEngine
+
+        return GsiEngine(max_chunk=4096)
+    from nx_gsm.engines.gpu.geneva import GenevaEngine
+
+    return GenevaEngine(memory_budget=1 << 20)
 
 
-@pytest.mark.parametrize("site", SITES)
+def _cases():
+    from nx_gsm.engines.gpu import faults
+
+    out = []
+    for name in ("gmatch", "gsi", "geneva"):
+        sites = faults.SITES if name == "gmatch" else [s for s in faults.SITES
+                                                      if s != "dfs_buffers"]
+        out += [(name, site) for site in sites]
+    return out
+
+
+@pytest.mark.parametrize("engine,site", _cases())
 @pytest.mark.parametrize("kind", ["oom", "launch"])
 @pytest.mark.parametrize("skip", [0, 1, 2])
-def test_injected_fault_gives_exact_answer_and_leaks_nothing(case, site, kind, skip):
+def test_injected_fault_gives_exact_answer_and_leaks_nothing(case, engine, site, kind, skip):
     from nx_gsm.engines.gpu import faults
-    from nx_gsm.engines.gpu.gmatch import GMatchEngine
 
     plan, want, ref = case
     before = _used()
-    # a 2,000-row output buffer: the collect is batched, so faults also land mid-stream
-    eng = GMatchEngine(out_capacity=2000)
+    eng = _engine(engine)
     with faults.inject(site, kind, times=None if skip == 0 else 1, skip=skip):
         got = eng.count(plan)
         rows = _rows(eng.iter_chunks(plan, chunk=1000), plan.k)
@@ -63,6 +86,37 @@ def test_injected_fault_gives_exact_answer_and_leaks_nothing(case, site, kind, s
         assert hits > 0 and "recovered" in eng.last_stats
     del eng, rows
     assert _used() == before, "device memory leaked after a fault"
+
+
+@pytest.mark.parametrize("site", ["graph_upload", "plan_upload", "dfs_buffers", "output",
+                                  "launch"])
+@pytest.mark.parametrize("kind", ["oom", "launch"])
+def test_gamma_batch_after_a_fault_is_exact_and_leaks_nothing(site, kind):
+    from nx_gsm.engines.gpu import faults
+    from nx_gsm.incremental import IncrementalMatcher
+
+    G = nx.gnp_random_graph(200, 0.05, seed=7)
+    H = nx.path_graph(4)
+    missing = [e for _, e in zip(range(40), nx.non_edges(G))]
+    batches = [dict(insert=missing[:20], delete=list(G.edges)[:20]),
+               dict(insert=missing[20:], nodes=[200])]
+    cpu = IncrementalMatcher(G, H, engine="cpu")
+    gpu = IncrementalMatcher(G, H, engine="gamma")
+    before = _used()
+
+    def key(res):
+        return ({frozenset(m.items()) for m in res.added},
+                {frozenset(m.items()) for m in res.removed})
+
+    with faults.inject(site, kind, times=None):
+        got = key(gpu.apply(**batches[0]))
+        hits = faults.hits.get(site, 0)
+    assert hits > 0 and "recovered" in gpu._gamma.last_stats
+    assert got == key(cpu.apply(**batches[0]))
+    assert key(gpu.apply(**batches[1])) == key(cpu.apply(**batches[1]))  # device graph reloaded
+    assert gpu.count() == cpu.count()
+    del gpu
+    assert _used() <= before, "device memory leaked after a fault"
 
 
 def test_real_out_of_memory_is_recovered(case):

@@ -2,10 +2,10 @@
 
 Random cases of all four graph classes, mono and induced, node and edge labels, self-loops and
 parallel edges (sets of mappings against the CPU engine, limits); the NetworkX matchers through
-the public API; a memory-bounded run under a 1 MiB budget (chunked levels), a hub whose single
-list is split across chunks, every work tier on a skewed graph, a timeout, and the bundled yeast
-queries against their published counts.
-"""
+the public API; a memory-bounded run under a 1 MiB budget (chunked levels, or with the BFS -> DFS
+switch the level handed to gmatch), the switch in every class and mode, gmatch finishing CuPy
+prefixes, a hub whose single list is split across chunks, every work tier on a skewed graph, a
+timeout, and the bundled yeast queries against their published counts."""
 
 import random
 
@@ -141,13 +141,86 @@ def test_memory_bounded_levels_are_chunked():
     G = nx.gnp_random_graph(300, 0.1, seed=2)
     plan, _, _ = prepare(G, nx.path_graph(4), "mono")
     want = _cpu().count(plan)
-    eng = _engine(memory_budget=1 << 20)
+    eng = _engine(memory_budget=1 << 20, dfs_switch=False)
     assert eng.count(plan) == want
     assert eng.last_stats["chunks"] > 10
+    assert eng.last_stats["switched_to_dfs_at_level"] is None
     assert sum(eng.last_stats["rows_per_level"][:3]) > 200_000
     small = prepare(nx.gnp_random_graph(80, 0.15, seed=3), nx.path_graph(4), "mono")[0]
     got = _rows(eng.iter_chunks(small, chunk=1000), 4)
     assert _as_set(got) == _as_set(_rows(_cpu().iter_chunks(small), 4))
+
+
+def test_memory_bounded_levels_switch_to_dfs():
+    # the same 1 MiB budget with the switch on: the level that does not fit goes to gmatch
+    G = nx.gnp_random_graph(300, 0.1, seed=2)
+    plan, _, _ = prepare(G, nx.path_graph(4), "mono")
+    want = _cpu().count(plan)
+    eng = _engine(memory_budget=1 << 20)
+    assert eng.count(plan) == want
+    st = eng.last_stats
+    assert st["switched_to_dfs_at_level"] in (1, 2) and st["dfs_pool_rows"] > 0, st
+    assert st["chunks"] <= 2 and st["dfs_stats"]["pool_given"] is True
+    # an enumeration through gmatch's batches: ~10^5 rows, the pool handed over at level 2
+    small = prepare(nx.gnp_random_graph(80, 0.15, seed=3), nx.path_graph(4), "mono")[0]
+    got = _rows(eng.iter_chunks(small, chunk=1000), 4)
+    assert eng.last_stats["switched_to_dfs_at_level"] is not None
+    assert _as_set(got) == _as_set(_rows(_cpu().iter_chunks(small), 4))
+    lim = len(got) // 3
+    assert eng.count(small, limit=lim) == lim
+    part = _rows(eng.iter_chunks(small, limit=lim), 4)
+    assert len(part) == lim and _as_set(part) <= _as_set(got)
+
+
+@pytest.mark.parametrize("cls", CLASSES)
+@pytest.mark.parametrize("mode", ["mono", "induced"])
+def test_dfs_switch_every_class(cls, mode):
+    # 128 slots hold the <= 60 roots but not their lists (270 to 382 feasible extensions in
+    # these cases, 2,561 to 13,722 matches): the switch comes at level 1
+    rnd = random.Random(CLASSES.index(cls))
+    G = _random_graph(rnd, cls, 60, 0.2, loops=True, n_labels=2, n_elabels=2)
+    H = nx.path_graph(4, create_using=cls)
+    nx.set_edge_attributes(H, 0, "w")
+    kw = {}
+    if mode == "mono":
+        em = iso.categorical_multiedge_match if G.is_multigraph() else iso.categorical_edge_match
+        kw["edge_match"] = em("w", None)
+    plan, _, _ = prepare(G, H, mode, **kw)
+    cpu = _cpu()
+    want = cpu.count(plan)
+    eng = _engine(max_chunk=128)
+    assert eng.count(plan) == want and want > 0
+    assert eng.last_stats["switched_to_dfs_at_level"] == 1, eng.last_stats
+    n = G.number_of_nodes()
+    ref = _keys(_rows(cpu.iter_chunks(plan), plan.k), n)
+    assert np.array_equal(_keys(_rows(eng.iter_chunks(plan, chunk=999), plan.k), n), ref)
+    lim = max(1, want // 2)
+    assert eng.count(plan, limit=lim) == lim
+    part = _keys(_rows(eng.iter_chunks(plan, limit=lim), plan.k), n)
+    assert len(part) == lim and np.isin(part, ref).all()
+    assert _engine(max_chunk=128, dfs_switch=False).count(plan) == want
+
+
+def test_gmatch_from_device_prefixes():
+    # gmatch finishes prefixes given as CuPy arrays (int32 used in place, int64 converted)
+    import cupy as cp
+
+    from nx_gsm.engines.cpu import _expand, plan_arrays
+    from nx_gsm.engines.gpu.gmatch import GMatchEngine
+
+    rnd = random.Random(4)
+    G = _random_graph(rnd, nx.DiGraph, 50, 0.2, n_labels=2)
+    plan, _, _ = prepare(G, nx.path_graph(4, create_using=nx.DiGraph), "induced")
+    P = plan_arrays(plan)
+    pre = _expand(P, _expand(P, np.zeros((1, 0), dtype=np.int32)))[::3]
+    cpu, gm = _cpu(), GMatchEngine()
+    want = cpu.count_from(plan, pre)
+    assert want > 0
+    assert gm.count_from(plan, cp.asarray(pre)) == want
+    assert gm.count_from(plan, cp.asarray(pre, dtype=cp.int64)) == want
+    got = _rows(gm.iter_from(plan, cp.asarray(pre), chunk=500), plan.k)
+    assert _as_set(got) == _as_set(_rows(cpu.iter_from(plan, pre), plan.k))
+    assert gm.count_from(plan, cp.asarray(pre), limit=3) == 3
 
 
 def test_hub_list_split_across_chunks():

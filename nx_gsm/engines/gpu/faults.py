@@ -2,8 +2,12 @@
 
 A GPU engine that meets a device fault (out of memory, a failed launch, a CUDA runtime or driver
 error) never passes it to the user: it frees what it holds, retries once with half the memory
-budget when the fault was an out-of-memory, and otherwise finishes the search on the CPU engine
-(for an enumeration already under way, from exactly the partial matches it had not yet emitted).
+budget when the fault was an out-of-memory, and otherwise finishes the search on the CPU engine.
+:class:`Recovery` is that policy, shared by gmatch, gsi and geneva. An enumeration never meets a
+fault after it has emitted rows it cannot account for: gmatch streams batches whose device work is
+complete and hands exactly the unemitted partial matches to the CPU; gsi and geneva hold a search's
+rows on the host until its device work is complete (``hold=True``). GAMMA finishes a faulted batch
+on the incremental matcher's CPU path and reloads its device graph before the next batch.
 The tests prove this by injecting faults at every allocation site and at the kernel launch
 (``tests/test_gpu_faults_sim.py`` under the simulator in CI, ``gpu/tests/test_faults.py`` on the
 card with CuPy's memory-pool statistics as the leak check)::
@@ -16,10 +20,13 @@ card with CuPy's memory-pool statistics as the leak check)::
 from __future__ import annotations
 
 import contextlib
+import logging
 import threading
 
 __all__ = ["SITES", "InjectedOutOfMemory", "InjectedLaunchError", "inject", "point",
-           "device_errors", "is_oom", "hits", "release_device_memory"]
+           "device_errors", "is_oom", "hits", "release_device_memory", "Recovery"]
+
+log = logging.getLogger("nx_gsm.gpu")
 
 #: where the engines allocate device memory or launch kernels
 SITES = ("graph_upload", "plan_upload", "bfs", "dfs_buffers", "output", "launch")
@@ -123,3 +130,111 @@ def release_device_memory():
         cupy.get_default_pinned_memory_pool().free_all_blocks()
     except Exception:
         pass
+
+
+class Recovery:
+    """The device-fault policy of a GPU engine (mixed into gmatch, gsi and geneva).
+
+    The engine provides ``name``, ``memory_budget`` (bytes or None) and a ``_device_caches``
+    tuple naming the attributes that hold device uploads (dropped after a fault: a failed device
+    may have left them unusable). ``last_stats["recovered"]`` says how a faulted run ended and
+    ``last_stats["faults"]`` lists the faults met, as strings.
+    """
+
+    _device_caches = ("_gcache",)
+
+    def _recover(self, exc):
+        """After a device fault: drop what this engine holds on the device and note it; True
+        when the fault was an out-of-memory (worth one retry with half the budget)."""
+        for attr in self._device_caches:
+            setattr(self, attr, None)
+        release_device_memory()
+        what = f"{type(exc).__name__}: {exc}"
+        self._faults.append(what)
+        # a string, not the exception: a log record that kept the exception would keep its
+        # traceback's frames, and with them device arrays, alive in any handler that stores records
+        log.warning("%s: device fault (%s); recovering", self.name, what)
+        return is_oom(exc)
+
+    @contextlib.contextmanager
+    def _halved_budget(self):
+        from .device import memory_budget
+
+        old = self.memory_budget
+        self.memory_budget = max(1 << 20, memory_budget(old) // 2)
+        try:
+            yield
+        finally:
+            self.memory_budget = old
+
+    def _note_recovery(self, how):
+        self.last_stats["faults"] = list(self._faults)
+        self.last_stats["recovered"] = how
+
+    def _count_recovering(self, run, plan, limit, budget):
+        """``run(plan, limit, budget)`` on the device; after a fault, once more with half the
+        memory budget (out-of-memory only), then the CPU engine."""
+        self._faults = []
+        errs = device_errors()
+        try:
+            return run(plan, limit, budget)
+        except errs as exc:
+            oom = self._recover(exc)
+        # retried outside the handler: the first fault's traceback (and the device arrays its
+        # frames hold) is gone by now, so the retry has that memory back
+        if oom:
+            release_device_memory()
+            try:
+                with self._halved_budget():
+                    got = run(plan, limit, budget)
+                self._note_recovery("retried on the device with half the memory budget")
+                return got
+            except errs as exc:
+                self._recover(exc)
+        from ..cpu import CpuEngine
+
+        got = CpuEngine().count(plan, limit, budget=budget)
+        self._note_recovery("counted on the CPU engine")
+        return got
+
+    def _iter_recovering(self, run, plan, chunk, limit, budget, hold):
+        """Rows of ``run(plan, chunk, limit, budget)`` (host arrays), recovered as in
+        :meth:`_count_recovering`.
+
+        With ``hold`` the rows are kept on the host until the device search is complete, so a
+        fault never follows an emitted row and the retry or the CPU engine starts from nothing.
+        Without it ``run`` must itself finish any fault met after its first row (gmatch's
+        batches); a fault that still escapes after rows were emitted is a bug and is raised.
+        """
+        self._faults = []
+        errs = device_errors()
+        emitted = 0
+        oom = False
+        try:
+            if hold:
+                held = list(run(plan, chunk, limit, budget))
+                self.last_stats["held_rows"] = int(sum(r.shape[0] for r in held))
+                yield from held
+                return
+            for rows in run(plan, chunk, limit, budget):
+                emitted += rows.shape[0]
+                yield rows
+            return
+        except errs as exc:
+            if emitted:
+                raise
+            oom = self._recover(exc)
+        if oom:
+            release_device_memory()
+            try:
+                with self._halved_budget():
+                    held = list(run(plan, chunk, limit, budget))
+                self._note_recovery("retried on the device with half the memory budget")
+                yield from held
+                return
+            except errs as exc:
+                self._recover(exc)
+        from ..cpu import CpuEngine
+
+        self._note_recovery("enumerated on the CPU engine")
+        yield from CpuEngine().iter_chunks(plan, chunk=chunk, limit=limit, budget=budget)

@@ -36,16 +36,20 @@ difference of VF2's results (tests/test_gpu_gamma_sim.py, gpu/tests/test_gamma.p
 
 from __future__ import annotations
 
+import logging
 import time
 
 import numpy as np
 from numba import cuda, int32, int64
 
 from ...plan.planner import _depth_arrays
+from . import faults
 from .common import _ballot, _kernel_array, _quiet, _sim_reset, _wsync
 from .device import array_module, device_reason, is_simulator
 
 __all__ = ["RowPMA", "GammaDelta", "gamma_reason", "KMAX"]
+
+log = logging.getLogger("nx_gsm.gpu")
 
 _SIM = is_simulator()
 
@@ -492,6 +496,11 @@ class GammaDelta:
     out_capacity : int, optional
         Initial output rows (grown and re-run when a batch has more).
 
+    Device faults (out of memory, a failed launch) are not atomic on the device -- the graph
+    update may stop half-way -- so :meth:`delta` drops the device graph and re-raises, and the
+    matcher finishes that batch on its CPU path, exactly as without the fault. The device graph
+    is reloaded from the matcher's graph before the next batch (``last_stats["recovered"]``).
+
     Examples
     --------
     >>> m = nx_gsm.IncrementalMatcher(G, H, engine="gamma")   # doctest: +SKIP
@@ -519,7 +528,11 @@ class GammaDelta:
         self.edge_match = matcher.edge_match
         self.last_stats = {}
         self._pattern(matcher)
-        self._load(matcher._G)
+        self._stale = True
+        try:
+            self._load(matcher._G)
+        except faults.device_errors() as exc:
+            self._fault(exc)
 
     # -- pattern tables ---------------------------------------------------------------------
     def _pattern(self, matcher):
@@ -623,6 +636,7 @@ class GammaDelta:
     # -- initial load ---------------------------------------------------------------------
     def _load(self, G):
         xp = self.xp
+        faults.point("graph_upload")
         keys = list(G)
         self.keys = keys
         self.kid = {x: i for i, x in enumerate(keys)}
@@ -661,6 +675,20 @@ class GammaDelta:
         self.ct = xp.asarray(ct)
         self.tflag = xp.zeros(n, dtype=np.int8)
         self.uploads = 0
+        self._stale = False
+
+    def _fault(self, exc):
+        """After a device fault: drop the device graph (it may be half-updated) so that the next
+        batch reloads it from the matcher's graph, and note the fault."""
+        self._stale = True
+        self.out = self.inn = self.ct = self.tflag = None
+        faults.release_device_memory()
+        what = f"{type(exc).__name__}: {exc}"
+        self.last_stats["faults"] = [what]
+        self.last_stats["recovered"] = ("batch finished on the CPU path; the device graph is "
+                                        "reloaded before the next batch")
+        # a string, not the exception: a stored record would keep device arrays alive
+        log.warning("gamma: device fault (%s); the CPU path finishes the batch", what)
 
     def _grow_nodes(self, new_keys):
         xp = self.xp
@@ -694,12 +722,22 @@ class GammaDelta:
         returned instead, counted on the device without writing the matches.
 
         Every user callable runs before the device state changes, so an exception leaves the
-        engine consistent with the matcher's (unchanged) graph.
+        engine consistent with the matcher's (unchanged) graph. A device fault is re-raised after
+        the device graph is dropped (the matcher's CPU path then finishes the batch).
         """
+        self.last_stats = {}
+        try:
+            if self._stale:
+                self._load(matcher._G)
+            return self._delta(matcher, batch, counts_only)
+        except faults.device_errors() as exc:
+            self._fault(exc)
+            raise
+
+    def _delta(self, matcher, batch, counts_only):
         from ...incremental import _mult, _Regions, _same
 
         t_start = time.perf_counter()
-        self.last_stats = {}
         G0 = matcher._G
         T1 = _Regions(G0, batch, 0, None).T1  # G_after on the touched nodes
         directed = self.directed
@@ -773,6 +811,7 @@ class GammaDelta:
         e0, emk = m0[~loop], em_all[~loop]
         born = (e0 == 0) & (e1 > 0)
         died = (e0 > 0) & (e1 == 0)
+        faults.point("graph_upload")
         if directed:
             np.add.at(self.odeg, ex, born.astype(np.int64) - died)
             np.add.at(self.ideg, ey, born.astype(np.int64) - died)
@@ -855,9 +894,11 @@ class GammaDelta:
             warps = min(warps, max(1, (1 << 30) // (4 * k * cap)), n_tasks)
             blocks = max(1, -(-warps // _WPB))
         nw = blocks * _WPB
+        faults.point("dfs_buffers")
         cbuf = xp.empty((nw, max(k - 1, 1), cap), dtype=np.int32)
         inn = self.inn if self.inn is not None else self.out
         a = _kernel_array
+        faults.point("plan_upload")
         targs = [a(xp.asarray(x.astype(dt))) for x, dt in
                  ((rank, np.int64), (tx, np.int32), (ty, np.int32), (tab, np.int32))]
         pt = self.ptabs
@@ -870,9 +911,11 @@ class GammaDelta:
         out_cap = 0 if count_only else self.out_capacity
         t0 = time.perf_counter()
         while True:
+            faults.point("output")
             out = xp.full((max(out_cap, 1), k), -1, dtype=np.int32)
             ctl = xp.zeros(2, dtype=np.int64)
             _sim_reset()
+            faults.point("launch")
             with _quiet():
                 _delta_kernel[blocks, _WPB * 32](
                     n_tasks, *targs, k, *ptab_d, lu, a(self.ct), rs, rl, adj, mu, em, irs, irl,

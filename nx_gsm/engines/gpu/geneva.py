@@ -46,6 +46,7 @@ import numpy as np
 from numba import cuda, int32, int64
 
 from ..base import UNLIMITED, PartialCount
+from . import faults
 from .common import (_cached_graph_arrays, _ballot, _exact_sum, _feasible_range, _host,
                      _kernel_array, _quiet, _sim_reset, _upload_packed, _wsync)
 from .device import array_module, is_simulator, memory_budget
@@ -467,7 +468,7 @@ class _Run:
         self.windows = 0  # single rows enumerated in windows of their candidate range
 
 
-class GenevaEngine:
+class GenevaEngine(faults.Recovery):
     """GENEVA on the GPU: ``count(plan, limit, budget)`` and ``iter_chunks(plan, chunk, limit,
     budget)`` (the engine protocol of :mod:`nx_gsm.engines`).
 
@@ -495,6 +496,7 @@ class GenevaEngine:
     """
 
     name = "geneva"
+    _device_caches = ("_gcache", "_ecache")
 
     def __init__(self, *, group_max=GROUP_MAX, memory_budget=None, blocks=None,
                  format_stats=True):
@@ -574,6 +576,7 @@ class GenevaEngine:
             return x if x.size else np.zeros(shape or (1,), dtype=dtype)
 
         eclass = plan.eclass if plan.has_elabels else np.zeros(1, dtype=np.int32)
+        faults.point("plan_upload")
         (st.order, st.cand_bits, st.cand_ptr, st.cand_flat, *chk, st.drv_ptr, st.drv_j,
          st.drv_dir, st.drv_pe, st.eclass, st.eok) = _upload_packed(
             [h(plan.order, np.int32), h(plan.cand_bits, np.uint8, (1, 1)),
@@ -652,10 +655,12 @@ class GenevaEngine:
     def _sizes(self, st, rows, d0, g):
         xp = self.xp
         n = rows.shape[0]
+        faults.point("bfs")
         sz = xp.empty(n * g, dtype=np.int64)
         dv = xp.empty(n * g, dtype=np.int32)
         threads = 32 if _SIM else 256
         _sim_reset()
+        faults.point("launch")
         with _quiet():
             _size_kernel[self._grid(n * g, threads), threads](
                 rows, n, d0, g, st.cand_ptr, st.drv_ptr, st.drv_j, st.drv_dir, st.drv_pe,
@@ -670,6 +675,7 @@ class GenevaEngine:
         incl = xp.cumsum(sz)
         T = int(incl[-1])
         self._account(st, T * 5 + n * g * 32)
+        faults.point("bfs")
         ok = xp.zeros(max(T, 1), dtype=np.uint8)
         vout = xp.zeros(max(T, 1), dtype=np.int32)
         if T:
@@ -697,12 +703,15 @@ class GenevaEngine:
         n = rows.shape[0]
         collect = cap > 0
         width = d0 + g
+        if collect:
+            faults.point("output")
         out = xp.empty((max(cap, 1), width), dtype=np.int32)
         ctl = xp.zeros(1, dtype=np.int64)
         cnt = xp.zeros(max(n, 1), dtype=np.int64)
         self._account(st, cap * width * 4 + int(F.nbytes) + n * 24)
         blocks = self.blocks or (1 if _SIM else max(1, min(65535, (n + _WPB - 1) // _WPB)))
         _sim_reset()
+        faults.point("launch")
         with _quiet():
             _extend_kernel[blocks, 32 * _WPB](
                 rows, n, d0, g, F, fcnt, foff, xp.asarray(P), int(tlo), int(thi), *st.chk,
@@ -861,7 +870,14 @@ class GenevaEngine:
 
     def count(self, plan, limit=None, budget=UNLIMITED):
         """Number of matches (exact Python int), at most ``limit``; a :class:`PartialCount`
-        lower bound when ``budget`` (deadline, Ctrl-C) stopped the search."""
+        lower bound when ``budget`` (deadline, Ctrl-C) stopped the search.
+
+        A device fault that splitting a chunk does not absorb is retried once with half the
+        memory budget (out-of-memory only), then counted on the CPU engine;
+        ``last_stats["recovered"]`` says which (:class:`~.faults.Recovery`)."""
+        return self._count_recovering(self._count, plan, limit, budget)
+
+    def _count(self, plan, limit, budget):
         if plan.empty:
             return 0
         fb = self._fallback(plan)
@@ -893,7 +909,16 @@ class GenevaEngine:
 
     def iter_chunks(self, plan, chunk=4096, limit=None, budget=UNLIMITED):
         """Matches as int32 arrays of up to ``chunk`` rows (column d: the data node of pattern
-        node ``plan.order[d]``), at most ``limit`` in all; ``budget`` can end it early."""
+        node ``plan.order[d]``), at most ``limit`` in all; ``budget`` can end it early.
+
+        The rows of a search are held on the host until its device work is complete
+        (``last_stats["held_rows"]``): a device fault then never follows an emitted row, so the
+        half-budget retry or the CPU engine redoes the search from nothing, each match once.
+        Outputs too large to hold belong to gmatch, which streams (``engine="auto"`` sends
+        geneva only searches whose tables and output fit a share of the device budget)."""
+        return self._iter_recovering(self._iter, plan, chunk, limit, budget, hold=True)
+
+    def _iter(self, plan, chunk, limit, budget):
         if plan.empty:
             return
         fb = self._fallback(plan)

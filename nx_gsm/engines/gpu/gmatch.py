@@ -34,7 +34,6 @@ BFS level), and each batch is collected and streamed to the host.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 import time
@@ -487,7 +486,7 @@ def kernel_resources():
     return out
 
 
-class GMatchEngine:
+class GMatchEngine(faults.Recovery):
     """gMatch on the GPU: ``count(plan, limit, budget)`` and ``iter_chunks(plan, chunk, limit,
     budget)`` (the engine protocol of :mod:`nx_gsm.engines`; ``budget`` carries the API's timeout,
     progress and Ctrl-C, which stop a running kernel through its stop flag).
@@ -775,30 +774,6 @@ class GMatchEngine:
                            "t_upload": t1 - t0, "t_bfs": t2 - t1}
         return dp, rows, L
 
-    # -- device faults --------------------------------------------------------------------------
-    def _recover(self, exc):
-        """After a device fault: drop what this engine holds on the device, note it, go on."""
-        self._gcache = None
-        faults.release_device_memory()
-        what = f"{type(exc).__name__}: {exc}"
-        self._faults.append(what)
-        # a string, not the exception: a log record that kept the exception would keep its
-        # traceback's frames, and with them device arrays, alive in any handler that stores records
-        log.warning("gmatch: device fault (%s); recovering", what)
-
-    @contextlib.contextmanager
-    def _halved_budget(self):
-        old = self.memory_budget
-        self.memory_budget = max(1 << 20, self._budget() // 2)
-        try:
-            yield
-        finally:
-            self.memory_budget = old
-
-    def _note_recovery(self, how):
-        self.last_stats["faults"] = list(self._faults)
-        self.last_stats["recovered"] = how
-
     def count(self, plan, limit=None, budget=UNLIMITED):
         """Number of matches (exact Python int), at most ``limit``; a :class:`PartialCount`
         lower bound when ``budget`` (deadline, Ctrl-C) stopped the search.
@@ -807,25 +782,7 @@ class GMatchEngine:
         out-of-memory is retried once with half the memory budget, then (or for any other fault)
         the CPU engine counts the whole search; ``last_stats["recovered"]`` says which.
         """
-        self._faults = []
-        errs = faults.device_errors()
-        try:
-            return self._count(plan, limit, budget)
-        except errs as exc:
-            self._recover(exc)
-            if faults.is_oom(exc):
-                try:
-                    with self._halved_budget():
-                        got = self._count(plan, limit, budget)
-                    self._note_recovery("retried on the device with half the memory budget")
-                    return got
-                except errs as exc2:
-                    self._recover(exc2)
-        from ..cpu import CpuEngine
-
-        got = CpuEngine().count(plan, limit, budget=budget)
-        self._note_recovery("counted on the CPU engine")
-        return got
+        return self._count_recovering(self._count, plan, limit, budget)
 
     def _count(self, plan, limit, budget):
         if plan.empty:
@@ -888,6 +845,84 @@ class GMatchEngine:
         _, tc, _, _ = self._dfs(dp, rows)
         return _host(rows), _host(tc)
 
+    # -- task pools made elsewhere ----------------------------------------------------------------
+    def count_from(self, plan, rows, limit=None, budget=UNLIMITED):
+        """Matches below the partial matches ``rows`` -- an ``(n, L)`` int32 NumPy or CuPy array,
+        ``1 <= L <= k``, column d the data node of ``plan.order[d]`` -- each row's subtree
+        counted once, at most ``limit``; a :class:`PartialCount` when ``budget`` stopped it.
+
+        The rows are the DFS's task pool as given (a CuPy array is used in place): the public
+        entry for a pool another engine built, such as GSI's BFS levels (``DIGEST-static.md``
+        5.3 item 2). Every row must be a feasible partial match, as every engine's levels are.
+        """
+        if plan.empty or (limit is not None and limit <= 0):
+            return 0
+        fb = self._fallback(plan)
+        if fb is not None:
+            got = fb.count_from(plan, _host(rows), budget=budget)
+            return got if limit is None else min(got, limit)
+        return self._count_from(self._dev_plan(plan), rows, limit, budget)
+
+    def iter_from(self, plan, rows, chunk=4096, limit=None, budget=UNLIMITED):
+        """Like :meth:`iter_chunks`, restricted to the subtrees of ``rows`` (see
+        :meth:`count_from`): host int32 arrays of up to ``chunk`` rows, at most ``limit``."""
+        if plan.empty or (limit is not None and limit <= 0):
+            return
+        fb = self._fallback(plan)
+        if fb is not None:
+            yield from fb.iter_from(plan, _host(rows), chunk=chunk, limit=limit, budget=budget)
+            return
+        yield from self._iter_from(self._dev_plan(plan), plan, rows, chunk, limit, budget)
+
+    def _dev_plan(self, plan):
+        return _DevPlan(plan, self.xp, self._graph_arrays(plan.G))
+
+    def _pool(self, dp, rows):
+        xp = self.xp
+        rows = xp.ascontiguousarray(xp.asarray(rows), dtype=np.int32)
+        if rows.ndim != 2 or not 1 <= rows.shape[1] <= dp.k:
+            raise ValueError(f"partial matches must be an (n, L) array with 1 <= L <= {dp.k}; "
+                             f"got shape {tuple(rows.shape)}")
+        n, L = rows.shape
+        self.last_stats = {"pool_rows": int(n), "pool_depth": int(L), "k": dp.k,
+                           "pool_given": True}
+        return rows
+
+    def _count_from(self, dp, rows, limit, budget):
+        """:meth:`count_from` on an uploaded plan (GSI passes its own, with its signature-pruned
+        candidate bits)."""
+        rows = self._pool(dp, rows)
+        n, L = rows.shape
+        if n == 0 or L == dp.k:
+            return n if limit is None else min(n, limit)
+        _, tc, _, stopped = self._dfs(dp, rows, stop_at=limit, budget=budget)
+        total = _exact_sum(_host(tc))
+        if limit is not None:
+            total = min(total, limit)
+        if stopped is not None and (limit is None or total < limit):
+            return PartialCount(total)
+        return total
+
+    def _iter_from(self, dp, plan, rows, chunk, limit, budget):
+        """:meth:`iter_from` on an uploaded plan. A pool handed over is usually one whose output
+        did not fit a BFS level, so it is counted per row and collected in batches at once
+        rather than first tried in one buffer; a ``limit`` that fits the buffer is one pass."""
+        self._faults = []
+        self._plan = plan  # _collect_batches finishes a faulted batch's prefixes on the CPU
+        rows = self._pool(dp, rows)
+        n, L = rows.shape
+        remaining = [limit]
+        if n == 0 or L == dp.k:
+            yield from self._emit(rows, n, chunk, remaining)
+            return
+        cap = self._capacity(plan)
+        if limit is not None and limit <= cap:
+            ctl, _, out, _ = self._dfs(dp, rows, collect=True, stop_at=limit, cap=limit,
+                                       budget=budget)
+            yield from self._emit(out, min(int(ctl[C_OUT]), limit), chunk, remaining)
+            return
+        yield from self._collect_batches(dp, rows, cap, chunk, remaining, budget)
+
     def _capacity(self, plan):
         """Rows of the output buffer. Beyond 256 MB only as far as the cost model expects rows
         (four times its estimate, within a quarter of the budget): an output past the buffer
@@ -912,32 +947,8 @@ class GMatchEngine:
         partial matches not yet emitted are finished by the CPU engine (``_collect_batches``),
         so every match is still produced exactly once.
         """
-        self._faults = []
         self._plan = plan
-        errs = faults.device_errors()
-        emitted = 0
-        try:
-            for rows in self._iter(plan, chunk, limit, budget):
-                emitted += rows.shape[0]
-                yield rows
-            return
-        except errs as exc:
-            if emitted:  # cannot happen: faults after the first row are handled per batch
-                raise
-            self._recover(exc)
-            if faults.is_oom(exc):
-                try:
-                    with self._halved_budget():
-                        rows_all = list(self._iter(plan, chunk, limit, budget))
-                    self._note_recovery("retried on the device with half the memory budget")
-                    yield from rows_all
-                    return
-                except errs as exc2:
-                    self._recover(exc2)
-        from ..cpu import CpuEngine
-
-        self._note_recovery("enumerated on the CPU engine")
-        yield from CpuEngine().iter_chunks(plan, chunk=chunk, limit=limit, budget=budget)
+        return self._iter_recovering(self._iter, plan, chunk, limit, budget, hold=False)
 
     def _iter(self, plan, chunk, limit, budget):
         if plan.empty:

@@ -30,6 +30,10 @@ Implements, over a :class:`~nx_gsm.plan.planner.MatchPlan` (``shared/papers/sgsi
   prefix sum; when it (plus the next level's columns) exceeds the budget, the frontier is cut into
   chunks that fit -- rows whose own list is too long are split into list ranges -- and each chunk is
   joined and descended depth-first, so the device never holds more than the budget.
+* **BFS -> DFS switch (DIGEST-static.md 5.3 item 2, ``dfs_switch``).** That same exact bound is
+  the switch test: where a level would not fit and more than the next level remains, the
+  frontier becomes gMatch's task pool (:meth:`GMatchEngine.count_from` / ``iter_from``) instead
+  of being chunked; BFS levels run only while they fit.
 * **Work granularity (SGSI+ Sec. 7, Eq. 1).** A histogram of the per-row bounds (bins of 32) and
   SGSI's cost model choose per row: a warp, 4 warps, a block, or the whole grid (the paper's
   dynamic-parallelism tier; Numba has none, so those rows run one at a time on every warp of a
@@ -48,10 +52,13 @@ import numpy as np
 from numba import cuda, int32, int64
 
 from ..base import UNLIMITED, PartialCount
+from . import faults
 from .common import (_cached_graph_arrays, _DevPlan, _ballot, _feasible, _host, _quiet, _sim_reset,
                      _wsync)
 from .device import array_module, device_info, is_simulator, memory_budget
 from .formats import PCSR
+from .gmatch import KMAX_LIMIT as DFS_KMAX_LIMIT
+from .gmatch import GMatchEngine
 
 __all__ = ["GsiEngine", "KMAX_LIMIT", "choose_tiers"]
 
@@ -391,7 +398,7 @@ class _Stop(Exception):
     """Raised inside the level walk when the limit or the budget ends the search."""
 
 
-class GsiEngine:
+class GsiEngine(faults.Recovery):
     """GSI/SGSI on the GPU: ``count(plan, limit, budget)`` and ``iter_chunks(plan, chunk, limit,
     budget)`` (the engine protocol of :mod:`nx_gsm.engines`; ``budget`` -- timeout, progress,
     Ctrl-C -- is checked between levels and chunks).
@@ -409,12 +416,18 @@ class GsiEngine:
         W2 = 1023, i.e. SGSI's 1024-thread limit; tests force small values).
     signatures : bool
         Apply the signature filter kernel (default True).
+    dfs_switch : bool
+        Where a level would not fit (where the frontier would otherwise be chunked), hand it to
+        gmatch's warp DFS as its task pool (default True); False keeps the chunked BFS.
     block_warps, blocks : int
         Warps per block and the most blocks per launch (defaults from the device).
     t_sn, t_kl : float
         The cost model's synchronisation and launch costs in warp-iterations.
 
-    ``last_stats`` holds levels, rows per level, chunks, tiers, peak device bytes and timings.
+    ``last_stats`` holds levels, rows per level, chunks, tiers, peak device bytes and timings;
+    after a switch to the DFS, ``switched_to_dfs_at_level`` (else None), ``dfs_pool_rows`` and
+    ``dfs_stats`` (gmatch's ``last_stats`` of its last launch); ``rows_per_level`` then counts
+    the BFS levels only.
 
     Example
     -------
@@ -425,14 +438,16 @@ class GsiEngine:
     """
 
     name = "gsi"
+    _device_caches = ("_gcache", "_pcache", "_gm")
 
     def __init__(self, *, memory_budget=None, max_chunk=None, tiers=None, signatures=True,
-                 block_warps=None, blocks=None, t_sn=0.1, t_kl=5.0):
+                 dfs_switch=True, block_warps=None, blocks=None, t_sn=0.1, t_kl=5.0):
         self.xp = array_module()
         self.memory_budget = memory_budget
         self.max_chunk = None if max_chunk is None else max(1, int(max_chunk))
         self.tiers = tiers
         self.signatures = bool(signatures)
+        self.dfs_switch = bool(dfs_switch)
         self.W = int(block_warps) if block_warps else (2 if _SIM else 8)
         self.blocks = blocks
         self.t_sn = float(t_sn)
@@ -440,6 +455,7 @@ class GsiEngine:
         self.last_stats = {}
         self._gcache = None
         self._pcache = None
+        self._gm = None
 
     # -- helpers --------------------------------------------------------------------------------
     def _fallback(self, plan):
@@ -578,11 +594,13 @@ class GsiEngine:
         t0 = time.perf_counter()
         xp = self.xp
         garrs = self._graph_arrays(plan.G)
+        faults.point("plan_upload")
         dp = _DevPlan(plan, xp, garrs)
         self.last_stats = {"k": plan.k, "levels": plan.k, "rows_per_level": [0] * plan.k,
                            "chunks": 0, "split_rows": 0, "tiers": {"warp": 0, "multi_warp": 0,
                                                                    "block": 0, "grid": 0},
-                           "peak_bytes": 0, "t_join": 0.0}
+                           "peak_bytes": 0, "t_join": 0.0, "switched_to_dfs_at_level": None,
+                           "dfs_pool_rows": 0}
         self._bits = plan.cand_bits
         if self.signatures and plan.k > 1:
             bits = self._signature_filter(plan, dp)
@@ -612,26 +630,34 @@ class GsiEngine:
         left = memory_budget(self.memory_budget) - self._static - self._tab.nbytes
         return max(64, min(_MAX_SLOTS, left // (2 * (_SLOT_BYTES + _TASK_BYTES))))
 
-    def _tasks(self, dp, L, base, n):
-        """The frontier rows ``base:base+n`` (L columns) as join tasks, in chunks that fit.
-
-        Yields (t_row, t_lo, t_len, t_kind, total slots) device arrays per chunk; rows whose list
-        alone exceeds a chunk are split into list ranges.
-        """
+    def _bounds(self, dp, L, base, n):
+        """GSI's pre-allocation for the frontier rows ``base:base+n`` (L columns): each row's
+        linking list (start, length, kind) and the prefix-sum total, the exact upper bound on
+        the next level's rows, known before any of them is materialised."""
         xp = self.xp
+        faults.point("bfs")
         lo = xp.empty(max(n, 1), dtype=np.int64)
         ln = xp.zeros(max(n, 1), dtype=np.int64)
         kd = xp.empty(max(n, 1), dtype=np.int8)
         threads = 128
         _sim_reset()
+        faults.point("launch")
         with _quiet():
             self._bound[max(1, min(4096, (n + threads - 1) // threads)), threads](
                 n, base, L, self._tab.col, self._tab.par, dp.drv_ptr, dp.drv_j, dp.drv_dir,
                 self._drv_cls, dp.indptr, dp.in_indptr, dp.cand_ptr, *self._pcsr_out[:4],
                 *self._pcsr_in[:4], lo, ln, kd)
         lo, ln, kd = lo[:n], ln[:n], kd[:n]
-        total = int(ln.sum()) if n else 0
-        cap = self._avail()
+        return lo, ln, kd, (int(ln.sum()) if n else 0)
+
+    def _tasks(self, L, base, n, lo, ln, kd, total, cap):
+        """The frontier rows ``base:base+n`` (L columns, bounds from :meth:`_bounds`) as join
+        tasks, in chunks of about ``cap`` slots.
+
+        Yields (t_row, t_lo, t_len, t_kind, total slots) device arrays per chunk; rows whose list
+        alone exceeds a chunk are split into list ranges.
+        """
+        xp = self.xp
         if total <= cap and n <= cap:
             yield xp.arange(base, base + n, dtype=np.int64), lo, ln, kd, total
             return
@@ -677,6 +703,7 @@ class GsiEngine:
         xp = self.xp
         n_t = int(t_len.size)
         F = xp.cumsum(t_len) - t_len
+        faults.point("bfs")
         gba = xp.empty(max(total, 1), dtype=np.int32)
         cnt = xp.zeros(max(n_t, 1), dtype=np.int64)
         self._mem(4 * total + _TASK_BYTES * n_t)
@@ -684,6 +711,7 @@ class GsiEngine:
         args = (t_row, t_lo, t_len, t_kind, F, L, self._tab.col, self._tab.par,
                 *dp.check_args(), self._pcsr_out[4], self._pcsr_in[4], gba, cnt)
         t0 = time.perf_counter()
+        faults.point("launch")
         tiers = self.last_stats["tiers"]
         if n_t:
             longest = int(t_len.max())
@@ -730,7 +758,13 @@ class GsiEngine:
         """
         xp = self.xp
         k = plan.k
-        for t_row, t_lo, t_len, t_kind, total in self._tasks(dp, L, base, n):
+        lo, ln, kd, total = self._bounds(dp, L, base, n)
+        cap = self._avail()
+        if (total > cap or n > cap) and self._switches(plan, L):
+            del lo, ln, kd
+            yield from self._handoff(dp, plan, L, base, n, cap, collect, state, budget)
+            return
+        for t_row, t_lo, t_len, t_kind, total in self._tasks(L, base, n, lo, ln, kd, total, cap):
             self.last_stats["chunks"] += 1
             gba, F, cnt = self._join_chunk(dp, L, t_row, t_lo, t_len, t_kind, total)
             m = int(cnt.sum()) if cnt.size else 0
@@ -755,6 +789,44 @@ class GsiEngine:
                 self._tab.used = nb
             self._check(state, budget)
 
+    def _switches(self, plan, L):
+        """Hand the level-L frontier to the DFS rather than chunk it? Only with ``dfs_switch``,
+        where gmatch's stack holds the pattern, and while more than the next level remains: a
+        last level is never stored, so its chunked join is already one flat pass per chunk."""
+        return self.dfs_switch and L + 2 <= plan.k <= DFS_KMAX_LIMIT
+
+    def _handoff(self, dp, plan, L, base, n, cap, collect, state, budget):
+        """DIGEST-static.md 5.3 item 2: the exact Prealloc bound says the next level does not fit,
+        so the level-L rows become gmatch's task pool (its warp DFS needs memory per warp, not per
+        partial match). The column-wise rows are made row-major on the device ``cap`` rows at a
+        time -- at most 4 L bytes a row against the 146 bytes a join slot would take, so each
+        slice fits where a join chunk would -- and gmatch gets what the budget leaves."""
+        st = self.last_stats
+        st["switched_to_dfs_at_level"] = L
+        st["dfs_pool_rows"] = n
+        gm = self._dfs_engine()
+        for a in range(0, n, cap):
+            rows = self._rows(base + a, min(cap, n - a), L)
+            self._mem(rows.nbytes)
+            gm.memory_budget = max(1 << 20, memory_budget(self.memory_budget) - self._static
+                                   - self._tab.nbytes - int(rows.nbytes))
+            left = None if state["limit"] is None else state["limit"] - state["found"]
+            if collect:
+                for out in gm._iter_from(dp, plan, rows, 1 << 16, left, budget):
+                    state["found"] += out.shape[0]
+                    yield out
+            else:
+                # a partial count means the budget stopped it, and _check sees that budget
+                state["found"] += int(gm._count_from(dp, rows, left, budget))
+            del rows
+            st["dfs_stats"] = dict(gm.last_stats)
+            self._check(state, budget)
+
+    def _dfs_engine(self):
+        if self._gm is None:
+            self._gm = GMatchEngine(blocks=self.blocks)
+        return self._gm
+
     def _check(self, state, budget):
         lim = state["limit"]
         if lim is not None and state["found"] >= lim:
@@ -766,6 +838,7 @@ class GsiEngine:
     def _rows(self, base, m, k):
         """Materialise complete rows ``base:base+m`` of the last level from the parent chains."""
         xp = self.xp
+        faults.point("output")
         out = xp.empty((m, k), dtype=np.int32)
         idx = xp.arange(base, base + m, dtype=np.int64)
         for j in range(k - 1, -1, -1):
@@ -815,7 +888,14 @@ class GsiEngine:
     # -- public protocol ------------------------------------------------------------------------
     def count(self, plan, limit=None, budget=UNLIMITED):
         """Number of matches (exact Python int), at most ``limit``; a :class:`PartialCount`
-        lower bound when ``budget`` (deadline, Ctrl-C) stopped the search."""
+        lower bound when ``budget`` (deadline, Ctrl-C) stopped the search.
+
+        A device fault is retried once with half the memory budget (out-of-memory only), then
+        counted on the CPU engine; ``last_stats["recovered"]`` says which
+        (:class:`~.faults.Recovery`)."""
+        return self._count_recovering(self._count, plan, limit, budget)
+
+    def _count(self, plan, limit, budget):
         if plan.empty:
             return 0
         fb = self._fallback(plan)
@@ -833,7 +913,16 @@ class GsiEngine:
 
     def iter_chunks(self, plan, chunk=4096, limit=None, budget=UNLIMITED):
         """Matches as int32 arrays of up to ``chunk`` rows (column d: the data node of pattern
-        node ``plan.order[d]``), at most ``limit`` in all; ``budget`` can end it early."""
+        node ``plan.order[d]``), at most ``limit`` in all; ``budget`` can end it early.
+
+        The rows of a search are held on the host until its device work is complete
+        (``last_stats["held_rows"]``): a device fault then never follows an emitted row, so the
+        half-budget retry or the CPU engine redoes the search from nothing, each match once.
+        Outputs too large to hold belong to gmatch, which streams (``engine="auto"`` sends gsi
+        only searches whose output fits a share of the device budget)."""
+        return self._iter_recovering(self._iter, plan, chunk, limit, budget, hold=True)
+
+    def _iter(self, plan, chunk, limit, budget):
         if plan.empty:
             return
         fb = self._fallback(plan)
