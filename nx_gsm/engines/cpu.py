@@ -7,9 +7,12 @@ from the shortest candidate-space list (:mod:`nx_gsm.plan.space`) among the imag
 against injectivity and, by binary search in sorted adjacency rows, every other constraint of the
 plan (multiplicities both ways, induced non-edges, edge labels).
 
-Parallelism: a breadth-first prefix expansion (the BFS-then-DFS split gMatch and GSI use on the
-GPU) turns the first levels into at least ``64 x threads`` independent tasks, which ``prange``
-hands out one at a time (dynamic chunks of 1), so a skewed root does not leave a core idle.
+Parallelism (counting): the search that a short sequential probe started becomes the first
+task of a window of resumable slots, whose busy ones ``prange`` runs a slice at a time. Between
+slices, while fewer tasks are left than the window holds, running tasks give half of
+the untried candidates at their shallowest open level away as new tasks (work splitting) until
+it is full again, so the threads stay busy however skewed the search tree is, and one thread
+runs exactly the sequential search. ``count_from`` starts the window from given prefixes.
 Enumeration (the iterator API) runs a resumable search that fills a fixed-size buffer and returns,
 so Python streams results lazily and can stop at any ``limit``.
 """
@@ -32,17 +35,16 @@ _LO, _HI, _CUR, _KIND, _FS, _FLG = 0, 1, 2, 3, 4, 5
 _STACK_ROWS = 6
 # _FLG bits: a match was found below this node / the node has at least one child
 _FOUND, _HAS_CHILD = 1, 2
-# BFS prefix tasks per thread: enough that a skewed root (one candidate holding most of the
-# work) is split across threads, few enough that the BFS stays cheap for 20-50 ms searches.
-# Measured on yeast-8 count-all, 2 cores, 2 threads vs 1 (benchmarks/RESULTS.md): heavy queries
-# 1.60x geomean with 64 tasks and 8 slots per thread, 1.66x with 1024 and 32, 1.69x with 4096
-# and 32, but 4096 made 30 ms queries 0.74x (the deeper BFS costs more than it saves)
-_TASKS_PER_THREAD = 1024
-# resumable slots per thread in the counting window (more slots: a shorter idle tail per
-# round), and candidates examined per slice (about 10-50 ms of work: the granularity of
-# deadlines, Ctrl-C and progress updates)
-_SLOTS_PER_THREAD = 32
+# candidates examined per slice of a sequential search (about 10-50 ms of work: the granularity
+# of deadlines, Ctrl-C and progress updates)
 _SLICE_STEPS = 1 << 20
+# resumable slots per thread in the counting window, and candidates a thread examines per round
+# between two scheduling points (about 5-10 ms): prange gives each thread a fixed block of slots,
+# so a round's uneven end idles a thread, and short rounds keep that small. On 12 yeast-8
+# count-all queries of 20 ms to 1.5 s (2 cores, benchmarks/RESULTS.md), 2 threads over 1 gave
+# 1.49x geomean with 8 slots and 2**17 steps, 1.42x with 32 slots and 2**20
+_SLOTS_PER_THREAD = 8
+_ROUND_STEPS = 1 << 17
 # a count that finishes within this many steps never goes parallel
 _PROBE_STEPS = 1 << 16
 
@@ -232,7 +234,8 @@ def _children(P, prefix, depth, out, write):
 
 @njit(cache=True, parallel=True)
 def _expand(P, prefixes):
-    """One breadth-first level: every feasible extension of every prefix (two passes)."""
+    """One breadth-first level: every feasible extension of every prefix (two passes), e.g. the
+    prefix rows that :meth:`CpuEngine.count_from` and :meth:`CpuEngine.iter_from` take."""
     t, depth = prefixes.shape
     counts = np.zeros(t + 1, dtype=np.int64)
     dummy = np.empty((1, depth + 1), dtype=np.int32)
@@ -246,18 +249,127 @@ def _expand(P, prefixes):
 
 
 @njit(cache=True, parallel=True)
-def _run_slots(P, prefixes, slot_task, states, ms, stks, counts, max_steps):
-    """One slice of every occupied slot: resume its task for up to ``max_steps`` steps."""
-    depth = prefixes.shape[1]
+def _run_slots(P, run, starts, states, ms, stks, counts, max_steps):
+    """One slice of every slot in ``run``: resume its task for up to ``max_steps`` steps."""
     dummy = np.empty((1, 1), dtype=np.int32)
     big = np.iinfo(np.int64).max
-    for s in prange(slot_task.size):
-        t = slot_task[s]
-        if t < 0:
+    # prange gives each thread one contiguous block of the iterations (measured with the
+    # OpenMP layer, parallel_chunksize(1) or not), so it runs over the busy slots only: a block
+    # of idle slots would leave its thread without work
+    for j in prange(run.size):
+        s = run[j]
+        counts[s] += _search(P, starts[s], states[s], ms[s], stks[s], dummy, big, False,
+                             max_steps)
+
+
+@njit(cache=True)
+def _split(k, busy, starts, states, ms, stks, pool_m, pool_hdr, n_pool, want):
+    """Make up to ``want`` new tasks; returns the new pool size.
+
+    A slot part-way through its task gives away half of the untried candidates at its shallowest
+    open level (the shallowest, likely largest, first), and a queued range is halved; passes
+    repeat until ``want`` tasks are made or nothing is left to split, so that a single task
+    fills a whole window at once. A range given away leaves the slot's stack (its ``_HI`` drops
+    to the split point), so each subtree is searched once. The slot's failing-set bookkeeping
+    stays sound: the levels above the split one have no untried candidates left for a
+    propagated set to prune.
+    """
+    open_lv = np.empty(busy.size, dtype=np.int64)
+    while want > 0:
+        made = 0
+        # the last level's candidates are leaves, a step each: not worth a task
+        open_lv[:] = k - 1
+        for s in range(busy.size):
+            if busy[s]:
+                for lv in range(starts[s], min(states[s, 0] + 1, k - 1)):
+                    if stks[s, _CUR, lv] < stks[s, _HI, lv]:
+                        open_lv[s] = lv
+                        break
+        for lv in range(k - 1):
+            for s in range(busy.size):
+                if open_lv[s] == lv and made < want:
+                    cur = stks[s, _CUR, lv]
+                    hi = stks[s, _HI, lv]
+                    mid = cur + (hi - cur) // 2
+                    stks[s, _HI, lv] = mid
+                    pool_m[n_pool, :lv] = ms[s, :lv]
+                    pool_hdr[n_pool, 0] = lv
+                    pool_hdr[n_pool, 1] = stks[s, _KIND, lv]
+                    pool_hdr[n_pool, 2] = mid
+                    pool_hdr[n_pool, 3] = hi
+                    n_pool += 1
+                    made += 1
+        for i in range(n_pool):
+            lo = pool_hdr[i, 2]
+            hi = pool_hdr[i, 3]
+            if hi - lo >= 2 and made < want:
+                mid = lo + (hi - lo) // 2
+                pool_hdr[i, 3] = mid
+                pool_m[n_pool] = pool_m[i]
+                pool_hdr[n_pool, 0] = pool_hdr[i, 0]
+                pool_hdr[n_pool, 1] = pool_hdr[i, 1]
+                pool_hdr[n_pool, 2] = mid
+                pool_hdr[n_pool, 3] = hi
+                n_pool += 1
+                made += 1
+        if made == 0:
+            break
+        want -= made
+    return n_pool
+
+
+@njit(cache=True)
+def _schedule(k, prefixes, busy, starts, states, ms, stks, counts, pool_m, pool_hdr, ctl,
+              split_below):
+    """Between two slices: collect finished slots, split running tasks once fewer than
+    ``split_below`` tasks are left, refill empty slots (prefix rows first, then split ranges).
+
+    ``ctl`` holds the next prefix row, the pool size, the tasks done and the tasks split off.
+    Returns the matches of the tasks finished since the last call.
+    """
+    found = 0
+    left = prefixes.shape[0] - ctl[0] + ctl[1]
+    for s in range(busy.size):
+        if busy[s]:
+            if states[s, 0] == _DONE:
+                found += counts[s]
+                counts[s] = 0
+                busy[s] = False
+                ctl[2] += 1
+            else:
+                left += 1
+    if left < split_below:
+        n_pool = _split(k, busy, starts, states, ms, stks, pool_m, pool_hdr, ctl[1],
+                        split_below - left)
+        ctl[3] += n_pool - ctl[1]
+        ctl[1] = n_pool
+    depth = prefixes.shape[1]
+    for s in range(busy.size):
+        if busy[s]:
             continue
-        if states[s, 0] == _NOT_STARTED:
-            ms[s, :depth] = prefixes[t]
-        counts[s] += _search(P, depth, states[s], ms[s], stks[s], dummy, big, False, max_steps)
+        if ctl[0] < prefixes.shape[0]:
+            ms[s, :depth] = prefixes[ctl[0]]
+            starts[s] = depth
+            states[s, 0] = _NOT_STARTED
+            ctl[0] += 1
+        elif ctl[1] > 0:
+            ctl[1] -= 1
+            i = ctl[1]
+            lv = pool_hdr[i, 0]
+            ms[s, :lv] = pool_m[i, :lv]
+            starts[s] = lv
+            stks[s, _LO, lv] = pool_hdr[i, 2]
+            stks[s, _HI, lv] = pool_hdr[i, 3]
+            stks[s, _CUR, lv] = pool_hdr[i, 2]
+            stks[s, _KIND, lv] = pool_hdr[i, 1]
+            stks[s, _FS, lv] = 0
+            stks[s, _FLG, lv] = 0
+            # resumes at level lv as if paused there
+            states[s, 0] = lv
+        else:
+            break
+        busy[s] = True
+    return found
 
 
 def plan_arrays(plan):
@@ -279,12 +391,6 @@ def plan_arrays(plan):
             plan.eok, flags, anc)
 
 
-def _exact_sum(counts):
-    # int64 per task cannot overflow in practice (one increment per match found); the total is
-    # summed in Python ints so it stays exact past 2**63
-    return sum(int(c) for c in counts.tolist())
-
-
 class CpuEngine:
     """Engine protocol: ``count(plan, limit)`` -> int and ``iter_chunks(plan, chunk)`` -> arrays.
 
@@ -302,62 +408,64 @@ class CpuEngine:
             return sum(self._run(plan, limit, False, budget))
         # a short sequential probe finishes small searches without paying for a parallel launch
         P = plan_arrays(plan)
-        probe = self._probe(P, plan.k)
-        if probe is not None:
-            return probe
-        threads = numba.get_num_threads()
-        prefixes = np.zeros((1, 0), dtype=np.int32)
-        with numba.parallel_chunksize(1):
-            while prefixes.shape[1] < plan.k and 0 < prefixes.shape[0] < _TASKS_PER_THREAD * threads:
-                prefixes = _expand(P, prefixes)
-            if prefixes.shape[1] == plan.k or prefixes.shape[0] == 0:
-                return prefixes.shape[0]
-            return self._count_tasks(P, plan.k, prefixes, budget, threads)
-
-    @staticmethod
-    def _probe(P, k):
+        k = plan.k
         state = np.full(1, _NOT_STARTED, dtype=np.int64)
         m = np.empty(k, dtype=np.int32)
         stk = np.empty((_STACK_ROWS, k), dtype=np.int64)
         out = np.empty((1, k), dtype=np.int32)
         got = _search(P, 0, state, m, stk, out, np.iinfo(np.int64).max, False, _PROBE_STEPS)
-        return int(got) if state[0] == _DONE else None
+        if state[0] == _DONE:
+            return int(got)
+        # the probe's search goes on as the only task: the other threads get their work by
+        # splitting it, so one thread runs the plain sequential search (all its pruning intact)
+        return self._count_tasks(P, k, np.zeros((0, 0), dtype=np.int32), budget,
+                                 numba.get_num_threads(), (state, m, stk, got))
 
     @staticmethod
-    def _count_tasks(P, k, prefixes, budget, threads):
-        """Run the prefix tasks through a window of resumable slots, a slice at a time, refilling
-        finished slots between slices (so load balances at slice granularity)."""
-        n_tasks = prefixes.shape[0]
-        n_slots = min(n_tasks, _SLOTS_PER_THREAD * threads)
-        slot_task = np.arange(n_slots, dtype=np.int64)
-        states = np.full((n_slots, 1), _NOT_STARTED, dtype=np.int64)
+    def _count_tasks(P, k, prefixes, budget, threads, seed=None):
+        """Run the tasks (the prefix rows, after ``seed``: a search under way) through a window
+        of resumable slots, a round at a time; between rounds finished slots are refilled and,
+        while fewer tasks are left than slots, running ones are split (see _split)."""
+        n_slots = _SLOTS_PER_THREAD * threads
+        # tasks are split while fewer are left than the window holds; one thread has no one to
+        # balance with, so there splitting would only cost pruning
+        split_below = n_slots if threads > 1 else 0
+        busy = np.zeros(n_slots, dtype=np.bool_)
+        starts = np.zeros(n_slots, dtype=np.int64)
+        states = np.full((n_slots, 1), _DONE, dtype=np.int64)
         ms = np.empty((n_slots, k), dtype=np.int32)
         stks = np.empty((n_slots, _STACK_ROWS, k), dtype=np.int64)
         counts = np.zeros(n_slots, dtype=np.int64)
-        next_task, done, total = n_slots, 0, 0
-        # each thread runs _SLOTS_PER_THREAD slots per round: keep a round near one slice of work
-        steps = max(_SLICE_STEPS // _SLOTS_PER_THREAD, 1)
+        # splits only bring the tasks left up to split_below, so the pool never holds more
+        pool_m = np.empty((split_below, k), dtype=np.int32)
+        pool_hdr = np.empty((split_below, 4), dtype=np.int64)
+        ctl = np.zeros(4, dtype=np.int64)
+        n_tasks = prefixes.shape[0]
+        total = 0
+        if seed is not None:
+            # a search already under way (the probe's) is the first task
+            states[0], ms[0], stks[0], counts[0] = seed
+            busy[0] = True
+            n_tasks += 1
+        # one thread never splits and has no one to wait for: its round is one slice
+        steps = max(_ROUND_STEPS // _SLOTS_PER_THREAD, 1)
         try:
             while True:
-                _run_slots(P, prefixes, slot_task, states, ms, stks, counts, steps)
-                for s in np.flatnonzero((states[:, 0] == _DONE) & (slot_task >= 0)):
-                    # clear before adding: an interrupt in between can only under-count
-                    c = int(counts[s])
-                    counts[s] = 0
-                    total += c
-                    done += 1
-                    if next_task < n_tasks:
-                        slot_task[s] = next_task
-                        states[s, 0] = _NOT_STARTED
-                        next_task += 1
-                    else:
-                        slot_task[s] = -1
-                if done == n_tasks:
+                # matches move from counts to total inside _schedule: an interrupt before it
+                # returns loses them, so a partial count stays a lower bound
+                total += int(_schedule(k, prefixes, busy, starts, states, ms, stks, counts,
+                                       pool_m, pool_hdr, ctl, split_below))
+                done, tasks = int(ctl[2]), n_tasks + int(ctl[3])
+                if done == tasks:
                     return total
-                if not budget.keep_going(total + int(counts.sum()), done, n_tasks):
+                if not budget.keep_going(total + int(counts.sum()), done, tasks):
                     return PartialCount(total + int(counts.sum()))
+                run = np.flatnonzero(busy)
+                if threads == 1:
+                    steps = max(_SLICE_STEPS // run.size, 1)
+                _run_slots(P, run, starts, states, ms, stks, counts, steps)
         except KeyboardInterrupt:
-            # Ctrl-C lands between compiled slices: what is counted so far is a lower bound
+            # Ctrl-C lands between compiled rounds: what is counted so far is a lower bound
             budget.stop("interrupted")
             return PartialCount(total + int(counts.sum()))
 
@@ -374,9 +482,8 @@ class CpuEngine:
             return 0
         if prefixes.shape[1] == plan.k:
             return int(prefixes.shape[0])
-        P = plan_arrays(plan)
-        with numba.parallel_chunksize(1):
-            return self._count_tasks(P, plan.k, prefixes, budget, numba.get_num_threads())
+        return self._count_tasks(plan_arrays(plan), plan.k, prefixes, budget,
+                                 numba.get_num_threads())
 
     def iter_from(self, plan, prefixes, chunk=4096, limit=None, budget=UNLIMITED):
         """Like :meth:`iter_chunks`, restricted to the subtrees of ``prefixes`` (see

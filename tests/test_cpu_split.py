@@ -1,0 +1,156 @@
+"""Run-time splitting of the CPU engine's counting tasks (``nx_gsm.engines.cpu._split``).
+
+With one search step per slot per round, every task that outlives its first round gives half of
+its untried candidates away, level after level, so these tests split far more often than real
+searches do; the counts must still equal VF2's (each subtree counted exactly once).
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+from pathlib import Path
+
+import networkx as nx
+import numba
+import numpy as np
+import pytest
+
+import nx_gsm
+from nx_gsm.api import prepare
+from nx_gsm.engines import cpu
+from nx_gsm.engines.base import Budget
+from nx_gsm.engines.cpu import CpuEngine
+
+_ROOT = Path(__file__).resolve().parents[1]
+if str(_ROOT) not in sys.path:  # conformance/ is a folder of the repo, not an installed package
+    sys.path.insert(0, str(_ROOT))
+
+import conformance  # noqa: E402
+from conformance.oracle import MATCHERS, vf2_mappings  # noqa: E402
+
+pytestmark = pytest.mark.skipif(numba.config.NUMBA_NUM_THREADS < 2,
+                                reason="tasks are split only when two or more threads run")
+
+
+@pytest.fixture
+def force_split(monkeypatch):
+    monkeypatch.setattr(cpu, "_PROBE_STEPS", 1)
+    monkeypatch.setattr(cpu, "_SLOTS_PER_THREAD", 2)
+    monkeypatch.setattr(cpu, "_ROUND_STEPS", 2)
+    old = numba.get_num_threads()
+    numba.set_num_threads(2)
+    yield
+    numba.set_num_threads(old)
+
+
+def _count(G, H, mode, **kw):
+    fn = (nx_gsm.count_subgraph_monomorphisms if mode == "mono"
+          else nx_gsm.count_subgraph_isomorphisms)
+    return fn(G, H, engine="cpu", **kw)
+
+
+@pytest.mark.parametrize("cls", sorted(MATCHERS))
+def test_generated_cases_split(force_split, cls):
+    # every label kind and shape of the quick conformance suite (self-loops, parallel edges,
+    # callables, disconnected patterns)
+    cases = [c for c in conformance.generate_cases(seed=0, quick=True)
+             if c.cls == cls and c.mode in ("mono", "induced")]
+    assert cases
+    for c in cases:
+        assert _count(c.G, c.H, c.mode, **c.gsm_kwargs()) == len(vf2_mappings(c)), c.describe()
+
+
+def _random(cls, n, p, rng, labels):
+    X = getattr(nx, cls)()
+    X.add_nodes_from((v, {"c": rng.randrange(labels)}) for v in range(n))
+    for u in range(n):
+        for v in range(n):
+            if (u < v or (X.is_directed() and u != v)) and rng.random() < p:
+                for _ in range(1 + (X.is_multigraph() and rng.random() < 0.3)):
+                    X.add_edge(u, v, w=rng.randrange(2))
+        if rng.random() < 0.1:
+            X.add_edge(u, u, w=0)
+    return X
+
+
+def _pattern(G, k, rng):
+    # a connected piece of G (so that there are matches), relabelled 0..k-1
+    nodes = [rng.randrange(G.number_of_nodes())]
+    U = G.to_undirected(as_view=True)
+    while len(nodes) < k:
+        nbrs = sorted({w for x in nodes for w in U[x]} - set(nodes))
+        if not nbrs:
+            break
+        nodes.append(rng.choice(nbrs))
+    return nx.convert_node_labels_to_integers(G.subgraph(nodes).copy())
+
+
+@pytest.mark.parametrize("mode", ["mono", "induced"])
+@pytest.mark.parametrize("cls", sorted(MATCHERS))
+def test_random_graphs_split_equal_vf2(force_split, cls, mode):
+    rng = random.Random(f"{cls}-{mode}")
+    for trial in range(4):
+        G = _random(cls, 24, 0.22, rng, labels=2)
+        H = _pattern(G, 5, rng)
+        if trial % 2:
+            kw = {"node_match": nx.isomorphism.categorical_node_match("c", None)}
+        elif G.is_multigraph():
+            kw = {"edge_match": nx.isomorphism.categorical_multiedge_match("w", None)}
+        else:
+            kw = {"edge_match": nx.isomorphism.categorical_edge_match("w", None)}
+        M = MATCHERS[cls](G, H, **kw)
+        it = M.subgraph_monomorphisms_iter() if mode == "mono" else M.subgraph_isomorphisms_iter()
+        expected = sum(1 for _ in it)
+        assert expected > 0
+        assert _count(G, H, mode, **kw) == expected, (cls, mode, trial)
+
+
+def _plan(G, H):
+    plan, _, _ = prepare(G, H, "mono", engine=CpuEngine())
+    return plan
+
+
+def _counted_with_progress(fn):
+    totals = []
+    got = fn(Budget(progress=lambda found, done, total: totals.append(total)))
+    return got, totals
+
+
+def test_splitting_happens_and_matches_unsplit(force_split, monkeypatch):
+    # 8 steps a slot per round: still splits at every level, in fewer rounds
+    monkeypatch.setattr(cpu, "_ROUND_STEPS", 16)
+    G = nx.gnp_random_graph(40, 0.2, seed=3)
+    plan = _plan(G, nx.cycle_graph(5))
+    got, totals = _counted_with_progress(lambda b: CpuEngine().count(plan, budget=b))
+    # one task (the probe's search) to start with: more are split-off tasks
+    assert max(totals) > 1
+    numba.set_num_threads(1)
+    assert got == CpuEngine().count(plan) > 10**3
+
+
+def test_count_from_one_prefix_is_split(force_split, monkeypatch):
+    monkeypatch.setattr(cpu, "_ROUND_STEPS", 16)
+    G = nx.gnp_random_graph(30, 0.2, seed=5)
+    plan = _plan(G, nx.path_graph(5))
+    got, totals = _counted_with_progress(
+        lambda b: CpuEngine().count_from(plan, np.zeros((1, 0), dtype=np.int32), budget=b))
+    assert max(totals) > 1
+    numba.set_num_threads(1)
+    assert got == CpuEngine().count(plan)
+
+
+def test_stopped_count_is_a_lower_bound(force_split, monkeypatch):
+    monkeypatch.setattr(cpu, "_ROUND_STEPS", 16)
+    plan = _plan(nx.gnp_random_graph(40, 0.2, seed=3), nx.cycle_graph(5))
+    rounds = []
+
+    def stop_after_50(found, done, total):
+        rounds.append(found)
+        if len(rounds) == 50:
+            budget.deadline = 0.0  # past: this very check stops the count
+
+    budget = Budget(progress=stop_after_50)
+    got = CpuEngine().count(plan, budget=budget)
+    numba.set_num_threads(1)
+    assert budget.partial and 0 < int(got) < CpuEngine().count(plan)
