@@ -1,16 +1,18 @@
 """``engine="auto"``: the planner's choice of engine per query, from a probe and a cost model.
 
-Calibrated on the H200 engines table (``gpu/NOTES.md`` v7: yeast-4/8 and human-4, every engine
-on the same queries): the CPU engine won every search under ~10^4 matches (1.4-7 ms against
-gmatch's 5-12 ms, whose fixed cost is uploads, launches and synchronisations); gmatch won the
-rest by 1.3-2.7x over gsi and geneva except on outputs of 10^7+ rows from 4-vertex patterns,
-where the BFS engines tied or won by up to 7%.
+Calibrated on two H200 engines tables (``gpu/NOTES.md`` v7: yeast, human and wordnet 4- and
+8-vertex queries, GitHub and Enron patterns, every engine on the same queries): the CPU engine
+won the searches it finishes in a few thousand steps (1-10 ms against gmatch's 5-12 ms, whose
+fixed cost is uploads, launches and synchronisations); gmatch won most of the rest, by 1.3-2.7x
+over gsi and geneva; gsi won large outputs (3.8 x 10^7 rows on yeast sparse_8_51: 0.80 s
+against gmatch's 1.28 s) and wordnet's 8-vertex sparse queries.
 
 1. **Small searches stay on the CPU.** A bounded sequential CPU search (``PROBE_STEPS``
    candidates, about a millisecond) runs first; what it finishes never leaves the CPU, and an
-   enumeration it finished is returned from the probe's own rows (no second search). Searches
-   the cost model puts under ``CPU_WORK`` partial matches stay on the CPU too. First-k searches
-   and enumerations with a small ``limit`` stay on the CPU for the same reason.
+   enumeration it finished is returned from the probe's own rows (no second search). First-k
+   searches and enumerations with a small ``limit`` stay on the CPU for the same reason. The
+   cost model is not trusted to keep anything else on the CPU: on skewed graphs it estimated
+   6 x 10^4 rows for a star with 2 x 10^8 (a mean list length misses hubs).
 2. **Between the GPU engines, the cost model** (:func:`nx_gsm.plan.cost.estimate`: partial
    matches per depth, from the candidate space) decides:
 
@@ -19,9 +21,8 @@ where the BFS engines tied or won by up to 7%.
    * an enumeration goes to a BFS engine when its tables (two consecutive levels, column-wise)
      and output fit in ``BFS_FRACTION`` of the device budget, for patterns of at most
      ``BFS_MAX_K`` nodes, and either the plan has edge labels (GENEVA: its interval-PCSR narrows
-     each neighbour list to one label in one lookup) or the pattern has at most
-     ``BFS_SMALL_K`` nodes and the estimated output is at least ``BFS_MIN_OUTPUT`` rows (GSI:
-     there the one-write Prealloc-Combine join pays for its levels);
+     each neighbour list to one label in one lookup) or at least ``BFS_MIN_OUTPUT`` rows are
+     expected (GSI: its one-write Prealloc-Combine join then beats the DFS's output path);
    * anything else goes to gmatch (DFS memory does not grow with the output; it streams);
    * before the GPU engines, a data graph whose device arrays would take more than
      ``GRAPH_FRACTION`` of the device budget goes to the partitioned engine (PBE: METIS parts
@@ -42,22 +43,18 @@ from .base import UNLIMITED
 from .cpu import _DONE, _NOT_STARTED, _STACK_ROWS, CpuEngine, _search, plan_arrays
 
 __all__ = ["AutoEngine", "choose", "probe", "SMALL_LIMIT", "BFS_MAX_K", "BFS_FRACTION",
-           "GRAPH_FRACTION", "CPU_WORK", "PROBE_STEPS"]
+           "BFS_MIN_OUTPUT", "GRAPH_FRACTION", "PROBE_STEPS"]
 
 # at most this many matches wanted: the CPU's lazy search returns them before a GPU launch would
 SMALL_LIMIT = 100_000
 # the probe: candidates the sequential CPU search examines (~1 ms), rows it may keep
 PROBE_STEPS = 1 << 13
 PROBE_ROWS = 1 << 16
-# below this estimated work (partial matches over all depths) the CPU engine finishes first:
-# the table's CPU wins had estimates of 6e2-1.5e5, its gmatch wins 1.2e6 and up
-CPU_WORK = 4e5
 # BFS engines: patterns up to this size, tables and output within this share of the budget
 BFS_MAX_K = 8
 BFS_FRACTION = 0.25
-# without edge labels a BFS engine only for small patterns with large outputs
-BFS_SMALL_K = 4
-BFS_MIN_OUTPUT = 1e7
+# without edge labels a BFS engine only for outputs expected this large
+BFS_MIN_OUTPUT = 3e7
 # a data graph above this share of the device budget is partitioned (plan, pools and outputs
 # need the rest)
 GRAPH_FRACTION = 0.5
@@ -106,9 +103,6 @@ def choose(plan, want, available, budget_bytes, limit=None, probe_finished=None,
     est = estimate(plan, space)
     out_bytes = 4.0 * plan.k * est["output_rows"]
     est = dict(est, output_bytes=out_bytes, budget_bytes=budget_bytes)
-    if est["work"] < CPU_WORK:
-        return "cpu", (f"a small search (~{est['work']:.3g} partial matches estimated, under "
-                       f"{CPU_WORK:.0e}): the CPU finishes before a GPU launch pays off"), est
     gbytes = graph_device_bytes(plan.G)
     if "partitioned" in available and gbytes > GRAPH_FRACTION * budget_bytes:
         return "partitioned", (f"the data graph (~{gbytes:.3g} bytes on the device) exceeds "
@@ -123,13 +117,13 @@ def choose(plan, want, available, budget_bytes, limit=None, probe_finished=None,
         return bfs[0], "a count (gmatch unavailable)", est
     need = est["peak_bfs_bytes"] + out_bytes
     fits = need <= BFS_FRACTION * budget_bytes
-    big_small = plan.k <= BFS_SMALL_K and est["output_rows"] >= BFS_MIN_OUTPUT
-    if bfs and fits and plan.k <= BFS_MAX_K and (plan.has_elabels or big_small):
+    big = est["output_rows"] >= BFS_MIN_OUTPUT
+    if bfs and fits and plan.k <= BFS_MAX_K and (plan.has_elabels or big):
         if plan.has_elabels and "geneva" in bfs:
             pick, why = "geneva", "edge labels (interval-PCSR)"
         else:
             pick = "gsi" if "gsi" in bfs else bfs[0]
-            why = f"~{est['output_rows']:.3g} rows from a {plan.k}-node pattern"
+            why = f"~{est['output_rows']:.3g} rows expected"
         return pick, (f"an enumeration with {why} whose BFS tables and output (~{need:.3g} "
                       f"bytes) fit {BFS_FRACTION:.0%} of the device budget"), est
     if "gmatch" in available:
@@ -138,7 +132,7 @@ def choose(plan, want, available, budget_bytes, limit=None, probe_finished=None,
         elif not fits:
             why = "the BFS tables and output would not fit the budget share"
         else:
-            why = "the DFS beats the BFS engines here (no edge labels, no large small-pattern output)"
+            why = f"no edge labels and under ~{BFS_MIN_OUTPUT:.0e} rows expected"
         return "gmatch", f"an enumeration: {why}; the DFS streams its output", est
     return bfs[0], "an enumeration (gmatch unavailable)", est
 

@@ -669,7 +669,8 @@ class GMatchEngine(faults.Recovery):
         task_count = xp.zeros(max(n_pool, 1), dtype=np.int64)
         if collect:
             faults.point("output")
-        out = xp.zeros((max(cap, 1), dp.k), dtype=np.int32) if collect else \
+        # never read past the rows the kernel reserved, so not zero-filled (a 256 MB memset)
+        out = xp.empty((max(cap, 1), dp.k), dtype=np.int32) if collect else \
             xp.zeros((1, dp.k), dtype=np.int32)
         stop = _INF if stop_at is None else int(stop_at)
         _sim_reset()
@@ -924,20 +925,9 @@ class GMatchEngine(faults.Recovery):
         yield from self._collect_batches(dp, rows, cap, chunk, remaining, budget)
 
     def _capacity(self, plan):
-        """Rows of the output buffer. Beyond 256 MB only as far as the cost model expects rows
-        (four times its estimate, within a quarter of the budget): an output past the buffer
-        costs two more passes (count, then collect in batches), which made gmatch 1.9x slower
-        than gsi on yeast sparse_8_34 (2.8e8 rows) with a fixed 256 MB buffer."""
         if self.out_capacity is not None:
             return max(1, int(self.out_capacity))
-        from ...plan.cost import estimate
-
-        k = plan.k
-        base = min(self._budget() // 4, 256 << 20) // (4 * k)
-        if getattr(plan.G, "on_device", False):  # no host candidate space to estimate from
-            return max(1024, base)
-        want = 4.0 * estimate(plan)["output_rows"]
-        return int(max(1024, base, min(want, self._budget() // 4 // (4 * k))))
+        return max(1024, min(self._budget() // 4, 256 << 20) // (4 * plan.k))
 
     def iter_chunks(self, plan, chunk=4096, limit=None, budget=UNLIMITED):
         """Matches as int32 arrays of up to ``chunk`` rows (column d: the data node of pattern
