@@ -518,7 +518,7 @@ def explain(G, H, *, induced=False, engine="auto", limit=None, collect=False, **
     ('cpu', 'the CPU probe finished the search')
     """
     from .engines import available_engines
-    from .engines.auto import choose, probe
+    from .engines.auto import _skip_probe, choose, probe
     from .engines.cpu import plan_arrays
     from .plan.cost import estimate
     from .plan.space import CandidateSpace
@@ -531,7 +531,7 @@ def explain(G, H, *, induced=False, engine="auto", limit=None, collect=False, **
     gpu = [e for e in ("gmatch", "gsi", "geneva") if avail.get(e) is None]
     space, probed = None, None
     on_device = getattr(plan.G, "on_device", False)
-    if not plan.empty and plan.k and not on_device:
+    if not plan.empty and plan.k and not on_device and not (gpu and _skip_probe(plan)):
         P = plan_arrays(plan)
         space = CandidateSpace(cidx=P[12], row_off=P[13], ptr=P[14], val=P[15])
         probed = probe(P, plan.k)[0]
@@ -545,8 +545,8 @@ def explain(G, H, *, induced=False, engine="auto", limit=None, collect=False, **
         name = eng.name
         reason = "requested (engine=...)"
         est = {}
-    if not est and plan.k and not plan.empty and not on_device:
-        est = estimate(plan, space)
+    if "rows" not in est and plan.k and not plan.empty and not on_device:
+        est = dict(estimate(plan, space), **est)
     alternatives = {}
     for e, why in avail.items():
         if e == name:

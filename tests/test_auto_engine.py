@@ -11,7 +11,8 @@ from networkx.algorithms import isomorphism as iso
 
 import nx_gsm
 from nx_gsm.api import prepare
-from nx_gsm.engines.auto import BFS_MIN_OUTPUT, SMALL_LIMIT, AutoEngine, choose
+from nx_gsm.engines.auto import (BFS_MIN_OUTPUT, SMALL_LIMIT, SPACE_GATE, AutoEngine, choose,
+                                space_entries)
 from nx_gsm.engines.cpu import CpuEngine
 
 
@@ -94,6 +95,18 @@ def test_search_the_probe_cannot_finish_leaves_the_cpu():
     plan = _plan(nx.complete_graph(40), nx.path_graph(3))  # 59,280 matches: past the probe
     eng, calls = _auto()
     assert eng.count(plan) == 40 * 39 * 38 and calls == [("gmatch", "count", None)]
+
+
+def test_large_candidate_space_skips_the_probe():
+    plan = _plan(nx.complete_graph(500), nx.path_graph(3))  # 2 x 500 x 499 space entries
+    assert space_entries(plan) > SPACE_GATE
+    eng, calls = _auto()
+    assert eng._pick(plan, "count", None) == ("gmatch", None, None)
+    assert "_space" not in plan.__dict__  # neither a probe nor the estimate built it
+    assert eng.count(plan) == 500 * 499 * 498
+    assert calls == [("gmatch", "count", None)] and "candidate space" in eng.last_choice[1]
+    small = _plan(nx.complete_graph(40), nx.path_graph(3))
+    assert space_entries(small) == 2 * 40 * 39
 
 
 def test_probe_rows_are_the_answer_of_a_small_enumeration():

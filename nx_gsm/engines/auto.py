@@ -42,8 +42,8 @@ import numpy as np
 from .base import UNLIMITED
 from .cpu import _DONE, _NOT_STARTED, _STACK_ROWS, CpuEngine, _search, plan_arrays
 
-__all__ = ["AutoEngine", "choose", "probe", "SMALL_LIMIT", "BFS_MAX_K", "BFS_FRACTION",
-           "BFS_MIN_OUTPUT", "GRAPH_FRACTION", "PROBE_STEPS"]
+__all__ = ["AutoEngine", "choose", "probe", "space_entries", "SMALL_LIMIT", "BFS_MAX_K",
+           "BFS_FRACTION", "BFS_MIN_OUTPUT", "GRAPH_FRACTION", "PROBE_STEPS", "SPACE_GATE"]
 
 # at most this many matches wanted: the CPU's lazy search returns them before a GPU launch would
 SMALL_LIMIT = 100_000
@@ -55,9 +55,26 @@ BFS_MAX_K = 8
 BFS_FRACTION = 0.25
 # without edge labels a BFS engine only for outputs expected this large
 BFS_MIN_OUTPUT = 3e7
+# candidate-space entries (sum of the degrees of each driver's parent candidates) past which the
+# probe is skipped: building the space the CPU search needs (15 ms for 5.7e5 entries on wordnet
+# dense_8_1) already costs more than a GPU launch, so such a search is not small
+SPACE_GATE = 2e5
 # a data graph above this share of the device budget is partitioned (plan, pools and outputs
 # need the rest)
 GRAPH_FRACTION = 0.5
+
+
+def space_entries(plan):
+    """The candidate space's size, from degrees alone (no space is built): for every driver slot,
+    the degrees of its parent depth's candidates summed."""
+    G = plan.G
+    deg = np.diff(G.indptr)
+    if G.directed:
+        deg = deg + np.diff(G.in_indptr)
+    total = 0
+    for j in plan.drv_j.tolist():
+        total += int(deg[plan.cand_flat[plan.cand_ptr[j] : plan.cand_ptr[j + 1]]].sum())
+    return total
 
 
 def probe(P, k, collect=False):
@@ -98,16 +115,22 @@ def choose(plan, want, available, budget_bytes, limit=None, probe_finished=None,
         return "cpu", "the CPU probe finished the search", {}
     if not available:
         return "cpu", "no GPU engine is usable here", {}
+    gbytes = graph_device_bytes(plan.G)
+    if "partitioned" in available and gbytes > GRAPH_FRACTION * budget_bytes:
+        return "partitioned", (f"the data graph (~{gbytes:.3g} bytes on the device) exceeds "
+                               f"{GRAPH_FRACTION:.0%} of the device budget: METIS parts that "
+                               f"fit, cross-part matches by PBE"), {"graph_bytes": gbytes}
+    if space is None and "gmatch" in available and not plan.has_elabels:
+        n = space_entries(plan)
+        if n > SPACE_GATE:
+            return "gmatch", (f"a large candidate space (~{n:.3g} entries): building it for the "
+                              f"CPU probe or the cost model would cost more than a GPU launch"), \
+                {"space_entries": n}
     from ..plan.cost import estimate
 
     est = estimate(plan, space)
     out_bytes = 4.0 * plan.k * est["output_rows"]
     est = dict(est, output_bytes=out_bytes, budget_bytes=budget_bytes)
-    gbytes = graph_device_bytes(plan.G)
-    if "partitioned" in available and gbytes > GRAPH_FRACTION * budget_bytes:
-        return "partitioned", (f"the data graph (~{gbytes:.3g} bytes on the device) exceeds "
-                               f"{GRAPH_FRACTION:.0%} of the device budget: METIS parts that "
-                               f"fit, cross-part matches by PBE"), dict(est, graph_bytes=gbytes)
     bfs = [e for e in ("geneva", "gsi") if e in available]
     if not bfs and "gmatch" not in available:
         return "cpu", "no GPU engine is usable here", est
@@ -135,6 +158,12 @@ def choose(plan, want, available, budget_bytes, limit=None, probe_finished=None,
             why = f"no edge labels and under ~{BFS_MIN_OUTPUT:.0e} rows expected"
         return "gmatch", f"an enumeration: {why}; the DFS streams its output", est
     return bfs[0], "an enumeration (gmatch unavailable)", est
+
+
+def _skip_probe(plan):
+    """No probe (and no space for it) where :func:`choose` would not use one: a large candidate
+    space on a plan without edge labels (those may go to GENEVA, which needs the estimate)."""
+    return not plan.has_elabels and space_entries(plan) > SPACE_GATE
 
 
 class AutoEngine:
@@ -168,7 +197,7 @@ class AutoEngine:
             return "cpu", None, None
         got, rows, space = None, None, None
         if not getattr(plan.G, "on_device", False) and not plan.empty and \
-                (limit is None or limit > SMALL_LIMIT):
+                (limit is None or limit > SMALL_LIMIT) and not _skip_probe(plan):
             P = plan_arrays(plan)
             got, rows = probe(P, plan.k, collect=want == "collect")
             from ..plan.space import CandidateSpace
