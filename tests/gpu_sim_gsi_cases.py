@@ -14,17 +14,13 @@ import sys
 assert os.environ.get("NUMBA_ENABLE_CUDASIM") == "1", "run with NUMBA_ENABLE_CUDASIM=1"
 
 import networkx as nx  # noqa: E402
-import numpy as np  # noqa: E402
 from networkx.algorithms import isomorphism as iso  # noqa: E402
 
 from nx_gsm.api import prepare  # noqa: E402
 from nx_gsm.engines.cpu import CpuEngine  # noqa: E402
 from nx_gsm.engines.gpu.gsi import GsiEngine  # noqa: E402
-
-
-def _rows(chunks, k):
-    chunks = list(chunks)
-    return np.concatenate(chunks) if chunks else np.zeros((0, k), dtype=np.int32)
+from nx_gsm.testing import random_graph as rand_graph  # noqa: E402
+from nx_gsm.testing import rows_of as _rows  # noqa: E402
 
 
 def vf2_count(G, H, mode, nm=None, em=None):
@@ -74,22 +70,6 @@ def check(G, H, mode, label, engine_kw=None, expect=None, nm=None, em=None, limi
           f"sig={stats.get('signature_pruned')}", flush=True)
     if not ok:
         fail(label)
-
-
-def rand_graph(rnd, cls, n, p, loops=False, n_labels=1, n_elabels=1):
-    G = cls()
-    G.add_nodes_from(range(n))
-    for u in range(n):
-        for v in range(n):
-            if (u == v and not loops) or (not G.is_directed() and v < u):
-                continue
-            if rnd.random() < p:
-                G.add_edge(u, v, w=rnd.randrange(n_elabels))
-                if G.is_multigraph() and rnd.random() < 0.3:
-                    G.add_edge(u, v, w=rnd.randrange(n_elabels))
-    for u in G:
-        G.nodes[u]["c"] = rnd.randrange(n_labels)
-    return G
 
 
 def sub_pattern(rnd, G, k, drop=False):

@@ -25,11 +25,7 @@ from nx_gsm.api import prepare  # noqa: E402
 from nx_gsm.engines.cpu import CpuEngine, _expand, plan_arrays  # noqa: E402
 from nx_gsm.engines.gpu.gmatch import GMatchEngine  # noqa: E402
 from nx_gsm.engines.gpu.gsi import GsiEngine  # noqa: E402
-
-
-def _rows(chunks, k):
-    chunks = list(chunks)
-    return np.concatenate(chunks) if chunks else np.zeros((0, k), dtype=np.int32)
+from nx_gsm.testing import rows_of as _rows  # noqa: E402
 
 
 def _set(rows):

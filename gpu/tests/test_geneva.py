@@ -9,19 +9,19 @@ into chunks; limits, timeouts; a yeast query with its published count; the forma
 import random
 
 import networkx as nx
-import numpy as np
 import pytest
 from networkx.algorithms import isomorphism as iso
 
 import nx_gsm
 from nx_gsm.api import prepare
 from nx_gsm.engines.gpu import device_reason
+from nx_gsm.testing import CLASSES
+from nx_gsm.testing import random_graph as _random_graph
+from nx_gsm.testing import row_set as _as_set
+from nx_gsm.testing import rows_of as _rows
 
 _REASON = device_reason()
 pytestmark = pytest.mark.skipif(_REASON is not None, reason=f"no usable CUDA device: {_REASON}")
-
-CLASSES = [nx.Graph, nx.DiGraph, nx.MultiGraph, nx.MultiDiGraph]
-
 
 def _engine(**kw):
     from nx_gsm.engines.gpu.geneva import GenevaEngine
@@ -33,35 +33,6 @@ def _cpu():
     from nx_gsm.engines.cpu import CpuEngine
 
     return CpuEngine()
-
-
-def _rows(chunks, k):
-    chunks = list(chunks)
-    for c in chunks:
-        assert c.dtype == np.int32 and c.ndim == 2 and c.shape[1] == k
-    return np.concatenate(chunks) if chunks else np.zeros((0, k), dtype=np.int32)
-
-
-def _as_set(rows):
-    s = set(map(tuple, rows.tolist()))
-    assert len(s) == len(rows), "a match was produced twice"
-    return s
-
-
-def _random_graph(rnd, cls, n, p, loops=False, n_labels=1, n_elabels=1, multi_p=0.3):
-    G = cls()
-    G.add_nodes_from(range(n))
-    for u in range(n):
-        for v in range(n):
-            if (u == v and not loops) or (not G.is_directed() and v < u):
-                continue
-            if rnd.random() < p:
-                G.add_edge(u, v, w=rnd.randrange(n_elabels))
-                if G.is_multigraph() and rnd.random() < multi_p:
-                    G.add_edge(u, v, w=rnd.randrange(n_elabels))
-    for u in G:
-        G.nodes[u]["c"] = rnd.randrange(n_labels)
-    return G
 
 
 def _case(seed):
