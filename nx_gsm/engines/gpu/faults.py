@@ -135,9 +135,11 @@ def release_device_memory():
 class Recovery:
     """The device-fault policy of a GPU engine (mixed into gmatch, gsi and geneva).
 
-    The engine provides ``name``, ``memory_budget`` (bytes or None) and a ``_device_caches``
+    The engine provides ``name``, ``memory_budget`` (bytes or None), a ``_device_caches``
     tuple naming the attributes that hold device uploads (dropped after a fault: a failed device
-    may have left them unusable). ``last_stats["recovered"]`` says how a faulted run ended and
+    may have left them unusable) and ``_fallback(plan)`` (the engine to run a plan this one
+    cannot, or None). Empty plans, fallback plans and non-positive limits are settled here,
+    before any device work, so the engines' ``_count``/``_iter`` only ever see real searches. ``last_stats["recovered"]`` says how a faulted run ended and
     ``last_stats["faults"]`` lists the faults met, as strings.
     """
 
@@ -174,6 +176,13 @@ class Recovery:
     def _count_recovering(self, run, plan, limit, budget):
         """``run(plan, limit, budget)`` on the device; after a fault, once more with half the
         memory budget (out-of-memory only), then the CPU engine."""
+        if plan.empty:
+            return 0
+        fb = self._fallback(plan)
+        if fb is not None:
+            return fb.count(plan, limit, budget=budget)
+        if limit is not None and limit <= 0:
+            return 0
         self._faults = []
         errs = device_errors()
         try:
@@ -206,6 +215,14 @@ class Recovery:
         Without it ``run`` must itself finish any fault met after its first row (gmatch's
         batches); a fault that still escapes after rows were emitted is a bug and is raised.
         """
+        if plan.empty:
+            return
+        fb = self._fallback(plan)
+        if fb is not None:
+            yield from fb.iter_chunks(plan, chunk=chunk, limit=limit, budget=budget)
+            return
+        if limit is not None and limit <= 0:
+            return
         self._faults = []
         errs = device_errors()
         emitted = 0

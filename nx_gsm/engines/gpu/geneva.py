@@ -878,13 +878,6 @@ class GenevaEngine(faults.Recovery):
         return self._count_recovering(self._count, plan, limit, budget)
 
     def _count(self, plan, limit, budget):
-        if plan.empty:
-            return 0
-        fb = self._fallback(plan)
-        if fb is not None:
-            return fb.count(plan, limit, budget=budget)
-        if limit is not None and limit <= 0:
-            return 0
         t0 = time.perf_counter()
         st = self._setup(plan, budget, collect=False)
         total = 0
@@ -919,14 +912,6 @@ class GenevaEngine(faults.Recovery):
         return self._iter_recovering(self._iter, plan, chunk, limit, budget, hold=True)
 
     def _iter(self, plan, chunk, limit, budget):
-        if plan.empty:
-            return
-        fb = self._fallback(plan)
-        if fb is not None:
-            yield from fb.iter_chunks(plan, chunk=chunk, limit=limit, budget=budget)
-            return
-        if limit is not None and limit <= 0:
-            return
         t0 = time.perf_counter()
         st = self._setup(plan, budget, collect=True)
         left = limit

@@ -786,13 +786,6 @@ class GMatchEngine(faults.Recovery):
         return self._count_recovering(self._count, plan, limit, budget)
 
     def _count(self, plan, limit, budget):
-        if plan.empty:
-            return 0
-        fb = self._fallback(plan)
-        if fb is not None:
-            return fb.count(plan, limit, budget=budget)
-        if limit is not None and limit <= 0:
-            return 0
         dp, rows, L = self._prepare(plan)
         if L == plan.k or rows.shape[0] == 0:
             n = int(rows.shape[0])
@@ -941,14 +934,6 @@ class GMatchEngine(faults.Recovery):
         return self._iter_recovering(self._iter, plan, chunk, limit, budget, hold=False)
 
     def _iter(self, plan, chunk, limit, budget):
-        if plan.empty:
-            return
-        fb = self._fallback(plan)
-        if fb is not None:
-            yield from fb.iter_chunks(plan, chunk=chunk, limit=limit, budget=budget)
-            return
-        if limit is not None and limit <= 0:
-            return
         dp, rows, L = self._prepare(plan)
         remaining = [limit]
         if L == plan.k or rows.shape[0] == 0:

@@ -896,13 +896,6 @@ class GsiEngine(faults.Recovery):
         return self._count_recovering(self._count, plan, limit, budget)
 
     def _count(self, plan, limit, budget):
-        if plan.empty:
-            return 0
-        fb = self._fallback(plan)
-        if fb is not None:
-            return fb.count(plan, limit, budget=budget)
-        if limit is not None and limit <= 0:
-            return 0
         gen, state = self._run(plan, False, limit, budget)
         for _ in gen:
             pass
@@ -923,14 +916,6 @@ class GsiEngine(faults.Recovery):
         return self._iter_recovering(self._iter, plan, chunk, limit, budget, hold=True)
 
     def _iter(self, plan, chunk, limit, budget):
-        if plan.empty:
-            return
-        fb = self._fallback(plan)
-        if fb is not None:
-            yield from fb.iter_chunks(plan, chunk=chunk, limit=limit, budget=budget)
-            return
-        if limit is not None and limit <= 0:
-            return
         left = limit
         gen, _ = self._run(plan, True, limit, budget)
         try:
