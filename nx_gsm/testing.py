@@ -3,10 +3,12 @@
 
 from __future__ import annotations
 
+import random
+
 import networkx as nx
 import numpy as np
 
-__all__ = ["CLASSES", "random_graph", "rows_of", "row_set"]
+__all__ = ["CLASSES", "random_graph", "random_case", "rows_of", "row_set"]
 
 CLASSES = [nx.Graph, nx.DiGraph, nx.MultiGraph, nx.MultiDiGraph]
 
@@ -45,3 +47,32 @@ def row_set(rows):
     s = set(map(tuple, rows.tolist()))
     assert len(s) == len(rows), "a match was produced twice"
     return s
+
+
+def random_case(seed, *, densities=(0.15, 0.3, 0.5), edge_labels=(1, 2, 3), k_max=8,
+                p_edge_match=0.5):
+    """A seeded random ``(G, H, kw)`` matching case: ``G`` of class ``CLASSES[seed % 4]`` with
+    8-40 nodes, a density from ``densities`` and up to 3 node and ``edge_labels`` edge labels;
+    ``H`` of 2..``k_max`` nodes, either an induced subgraph of ``G`` (relabelled, so it has
+    matches) or a small random graph; ``kw`` the NetworkX node/edge matchers on the labels, each
+    present at random (the edge one with probability ``p_edge_match``)."""
+    from networkx.algorithms import isomorphism as iso
+
+    rnd = random.Random(seed)
+    cls = CLASSES[seed % 4]
+    n = rnd.randint(8, 40)
+    G = random_graph(rnd, cls, n, rnd.choice(list(densities)), loops=rnd.random() < 0.3,
+                     n_labels=rnd.choice([1, 2, 3]), n_elabels=rnd.choice(list(edge_labels)))
+    k = rnd.randint(2, k_max)
+    if rnd.random() < 0.6:
+        H = G.subgraph(rnd.sample(list(G.nodes), k)).copy()
+        H = nx.relabel_nodes(H, {u: f"h{u}" for u in H})
+    else:
+        H = random_graph(rnd, cls, k, 0.5, n_labels=2, n_elabels=2)
+    kw = {}
+    if rnd.random() < 0.5:
+        kw["node_match"] = iso.categorical_node_match("c", None)
+    if rnd.random() < p_edge_match:
+        em = iso.categorical_multiedge_match if G.is_multigraph() else iso.categorical_edge_match
+        kw["edge_match"] = em("w", None)
+    return G, H, kw

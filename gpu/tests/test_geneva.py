@@ -15,7 +15,7 @@ from networkx.algorithms import isomorphism as iso
 import nx_gsm
 from nx_gsm.api import prepare
 from nx_gsm.engines.gpu import device_reason
-from nx_gsm.testing import CLASSES
+from nx_gsm.testing import CLASSES, random_case
 from nx_gsm.testing import random_graph as _random_graph
 from nx_gsm.testing import row_set as _as_set
 from nx_gsm.testing import rows_of as _rows
@@ -36,25 +36,7 @@ def _cpu():
 
 
 def _case(seed):
-    rnd = random.Random(seed)
-    cls = CLASSES[seed % 4]
-    n = rnd.randint(8, 40)
-    G = _random_graph(rnd, cls, n, rnd.choice([0.15, 0.3, 0.5]), loops=rnd.random() < 0.3,
-                      n_labels=rnd.choice([1, 2, 3]), n_elabels=rnd.choice([1, 2, 3]))
-    k = rnd.randint(2, 8)
-    if rnd.random() < 0.6:
-        nodes = rnd.sample(list(G.nodes), k)
-        H = G.subgraph(nodes).copy()
-        H = nx.relabel_nodes(H, {u: f"h{u}" for u in H})
-    else:
-        H = _random_graph(rnd, cls, k, 0.5, n_labels=2, n_elabels=2)
-    kw = {}
-    if rnd.random() < 0.5:
-        kw["node_match"] = iso.categorical_node_match("c", None)
-    if rnd.random() < 0.5:
-        em = iso.categorical_multiedge_match if G.is_multigraph() else iso.categorical_edge_match
-        kw["edge_match"] = em("w", None)
-    return G, H, kw
+    return random_case(seed)
 
 
 @pytest.mark.parametrize("mode", ["mono", "induced"])
