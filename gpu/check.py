@@ -83,7 +83,6 @@ def _commit():
 # worker process: CPU engine and NetworkX VF2 with hard timeouts
 # ------------------------------------------------------------------------------------------------
 def _worker(conn):
-    import networkx as nx
     from networkx.algorithms import isomorphism as iso
 
     import nx_gsm
@@ -305,6 +304,8 @@ def phase_engines(rec, budget, per_group, cap, sets):
     for name, r in rec["engines_bench"]["sets"].items():
         _log(f"engines[{name}]:", json.dumps(r.get("summary", r.get("skipped")),
                                              default=str)[:1500])
+    _log("engines, auto vs the best finished engine over all sets:",
+         json.dumps(rec["engines_bench"]["auto_vs_best_finished"], default=str))
 
 
 def phase_scaling(rec, timeout, out_dir, queries):
