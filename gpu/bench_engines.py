@@ -29,7 +29,7 @@ DEFAULT_SETS = ("yeast-4", "yeast-8", "human-4", "human-8", "wordnet-4", "wordne
 SNAP_PATTERNS = ("triangle", "4-cycle", "diamond", "4-clique", "P4", "S3")
 # calls whose runs add up to less than this many seconds are repeated (median of up to REPEATS)
 REPEAT_UNDER = 0.3
-REPEATS = 3
+REPEATS = 5
 
 
 class _PeakHook:
@@ -128,7 +128,7 @@ def run_sets(sets, per_group, cap, budget, log=print):
                     del ms
                     times = [dt]
                     # one run of a ms-scale call is mostly noise (pool growth, host jitter):
-                    # short finished calls are repeated and their median kept
+                    # short finished calls are repeated (up to REPEATS runs) and their median kept
                     while row["rows"][e] is not None and sum(times) < REPEAT_UNDER and \
                             len(times) < REPEATS:
                         t = time.perf_counter()

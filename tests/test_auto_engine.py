@@ -92,9 +92,48 @@ def test_enumeration_goes_to_gmatch_unless_a_bfs_engine_wins():
 
 
 def test_search_the_probe_cannot_finish_leaves_the_cpu():
-    plan = _plan(nx.complete_graph(40), nx.path_graph(3))  # 59,280 matches: past the probe
+    plan = _plan(nx.complete_graph(60), nx.path_graph(3))  # 205,320 matches: past PROBE_MAX
     eng, calls = _auto()
-    assert eng.count(plan) == 40 * 39 * 38 and calls == [("gmatch", "count", None)]
+    assert eng.count(plan) == 60 * 59 * 58 and calls == [("gmatch", "count", None)]
+
+
+def test_probe_goes_on_while_its_progress_projects_a_small_search(monkeypatch):
+    from nx_gsm.engines import auto
+
+    plan = _plan(nx.complete_graph(40), nx.path_graph(3))  # ~6e4 steps: past PROBE_STEPS
+    P = auto.plan_arrays(plan)
+    assert auto.probe(P, 3) == (40 * 39 * 38, None)
+    eng, calls = _auto()
+    assert eng.count(plan) == 40 * 39 * 38 and calls == []
+    monkeypatch.setattr(auto, "PROBE_MAX", auto.PROBE_STEPS)
+    assert auto.probe(P, 3) == (None, None)
+    # a share done that stalls stops the probe at the next check, though the projection from
+    # it (PROBE_STEPS x 4) still fits
+    monkeypatch.setattr(auto, "PROBE_MAX", 1 << 16)
+    monkeypatch.setattr(auto, "done_fraction", lambda stk, d: 0.25)
+    real, calls = auto._search, []
+
+    def counting(*a):
+        calls.append(a[-1])
+        return real(*a)
+
+    big = auto.plan_arrays(_plan(nx.complete_graph(80), nx.path_graph(3)))
+    monkeypatch.setattr(auto, "_search", counting)
+    assert auto.probe(big, 3) == (None, None) and len(calls) == 2
+    monkeypatch.setattr(auto, "PROBE_GROWTH", 0.0)
+    calls.clear()
+    assert auto.probe(big, 3) == (None, None) and len(calls) == 3
+
+
+def test_done_fraction_counts_finished_subtrees():
+    from nx_gsm.engines.auto import done_fraction
+    from nx_gsm.engines.cpu import _CUR, _HI, _LO, _STACK_ROWS
+
+    stk = np.zeros((_STACK_ROWS, 3), dtype=np.int64)
+    stk[_LO], stk[_HI] = [0, 10, 0], [4, 20, 5]
+    stk[_CUR] = [2, 15, 3]  # root 1 of 4 open, its child 4 of 10 open, 3 of 5 examined
+    assert done_fraction(stk, 2) == pytest.approx(1 / 4 + 4 / 40 + 3 / 200)
+    assert done_fraction(stk, 0) == pytest.approx(2 / 4)
 
 
 def test_large_candidate_space_skips_the_probe():
