@@ -12,6 +12,13 @@ with labelled queries, from the shared datasets folder (``--datasets`` or ``NX_G
 missing ones are skipped with a note in the record. Times are the median of ``--reps`` runs after
 one warm-up run (JIT compilation excluded).
 
+With a GPU inner engine (``--inner gmatch``) the cross search runs on gmatch over the halo; each
+row then also times it on the CPU (``cpu_cross_s``, shared execution, ``cross="cpu"``) and
+records the transfer/compute breakdown: the inner parts' uploads (``transfer_s``), the upload
+time hidden behind the previous part's search (``overlap_s``, ``prefetched`` parts), the halo's
+size and uploads (``halo_nodes``, ``cross_transfer_s``) and where the cross search ran
+(``cross_on``).
+
 Options: ``--out PATH`` (default ``benchmarks/results/<date>-partitioned-<cpu|gpu>.json``),
 ``--parts 4,16,64``, ``--workers 1,2``, ``--reps 3``, ``--inner cpu|gmatch|auto``, ``--quick``
 (lastfm only, parts 4 and 16).
@@ -93,8 +100,11 @@ def partition_rows(root, parts_list, reps, inner, quick, notes):
                 row = dict(graph=gname, nodes=G.number_of_nodes(), edges=G.number_of_edges(),
                            pattern=pname, k=H.number_of_nodes(), parts=parts, count=int(ref),
                            unpartitioned_s=t_ref)
-                for shared in (True, False):
-                    eng = PartitionedEngine(inner=inner, parts=parts, shared=shared)
+                runs = [("shared", True, "auto"), ("naive", False, "auto")]
+                if inner != "cpu":
+                    runs.append(("cpu_cross", True, "cpu"))
+                for tag, shared, cross in runs:
+                    eng = PartitionedEngine(inner=inner, parts=parts, shared=shared, cross=cross)
                     stats = []
 
                     def run(eng=eng, stats=stats):
@@ -106,25 +116,41 @@ def partition_rows(root, parts_list, reps, inner, quick, notes):
                     if got != ref:
                         raise AssertionError(f"{gname}/{pname}/{parts} parts: {got} != {ref}")
                     st = stats[1:]
-                    tag = "shared" if shared else "naive"
                     row[f"{tag}_total_s"] = total_s
                     row[f"{tag}_cross_s"] = statistics.median(s["cross_s"] for s in st)
                     row[f"{tag}_groups"] = st[0]["groups"]
                     row[f"{tag}_seeds"] = st[0]["seeds"]
-                    if shared:
-                        row.update(partition_s=statistics.median(s["partition_s"] for s in st),
-                                   inner_s=statistics.median(s["inner_s"] for s in st),
-                                   cut_pairs=st[0]["cut_pairs"], inner=st[0]["inner"],
-                                   cross=st[0]["cross"])
+                    row[f"{tag}_cross_on"] = st[0]["cross_on"]
+                    if tag == "shared":
+                        med = {key: statistics.median(s[key] for s in st) for key in
+                               ("partition_s", "inner_s", "cross_transfer_s")}
+                        row.update(med, cut_pairs=st[0]["cut_pairs"], inner=st[0]["inner"],
+                                   cross=st[0]["cross"], halo_nodes=st[0]["halo_nodes"])
+                        if st[0]["transfer_s"] is not None:
+                            row["transfer_s"] = statistics.median(s["transfer_s"] for s in st)
+                        if st[0]["overlap_s"] is not None:
+                            row.update(overlap_s=statistics.median(s["overlap_s"] for s in st),
+                                       prefetched=st[0]["prefetched"])
                 row["cross_fraction"] = row["cross"] / max(1, row["count"])
                 row["shared_speedup"] = row["naive_cross_s"] / max(row["shared_cross_s"], 1e-9)
+                gpu_note = ""
+                if "cpu_cross_cross_s" in row:
+                    row["cross_gpu_speedup"] = (row["cpu_cross_cross_s"] /
+                                                max(row["shared_cross_s"], 1e-9))
+                    gpu_note = (f" cross on {row['shared_cross_on']}: "
+                                f"{row['shared_cross_s']:.3f}s vs cpu "
+                                f"{row['cpu_cross_cross_s']:.3f}s "
+                                f"({row['cross_gpu_speedup']:.2f}x; halo {row['halo_nodes']} "
+                                f"nodes, uploads {row['cross_transfer_s']:.3f}s) inner uploads "
+                                f"{row.get('transfer_s', 0):.3f}s, hidden "
+                                f"{row.get('overlap_s') or 0:.3f}s")
                 rows.append(row)
                 print(f"{gname:7} {pname:16} parts={parts:3} count={ref:>11} "
                       f"cut={row['cut_pairs']:6} cross={row['cross_fraction']:.3f} "
                       f"part={row['partition_s']:.3f}s inner={row['inner_s']:.3f}s "
                       f"cross shared={row['shared_cross_s']:.3f}s "
                       f"naive={row['naive_cross_s']:.3f}s ({row['shared_speedup']:.2f}x) "
-                      f"unpartitioned={t_ref:.3f}s", flush=True)
+                      f"unpartitioned={t_ref:.3f}s{gpu_note}", flush=True)
     return rows
 
 

@@ -27,6 +27,16 @@ seeded search per orbit gives the counts of the whole orbit and its mappings by 
 representative's own results included (the step Alg. 3 omits). ``shared=False`` searches every
 pair separately (the naive baseline the paper measures against).
 
+**Where the cross search runs**: with a GPU inner engine, on gmatch (``count_from`` /
+``iter_from`` with ``cut_part``: DUPREMOVE in its kernels) over the *halo*, the subgraph induced
+on the data nodes within ``k - 2`` undirected hops of a cut-pair endpoint (every node of a cross
+match of a connected ``k``-node pattern is that close to its prime pair). The halo keeps the
+nodes in ascending id order, so local pair keys order like global ones and DUPREMOVE decides
+alike. A halo over the budget, a pattern deeper than gmatch's stack, a CPU inner engine or
+``cross="cpu"`` keep the search on the CPU (Numba, parallel over seeds, whole graph);
+``last_stats["cross_on"]`` says which and why. While a GPU inner engine (on CuPy) matches one
+part, the next part's graph arrays upload on a side stream from pinned host buffers.
+
 Patterns whose pairs do not connect them (isolated nodes, several components) can match across
 parts without touching a cut pair: those queries run unpartitioned on the inner engine, and
 ``last_stats["routed"]`` says so.
@@ -34,8 +44,10 @@ parts without touching a cut pair: those queries run unpartitioned on the inner 
 
 from __future__ import annotations
 
+import logging
 import math
 import time
+import weakref
 from dataclasses import replace
 
 import numba
@@ -48,10 +60,16 @@ from ..plan.planner import reorder
 from .base import UNLIMITED, PartialCount
 from .cpu import _CUR, _HI, _KIND, _STACK_ROWS, _conflict, _consistent, _setup, _value, plan_arrays
 
-__all__ = ["PartitionedEngine", "part_bytes", "partition", "edge_orbits"]
+__all__ = ["PartitionedEngine", "part_bytes", "partition", "edge_orbits", "halo"]
+
+log = logging.getLogger("nx_gsm.partitioned")
 
 # seeded-search prefixes per budget check (each a prange task): keeps deadlines responsive
 _BATCH_PER_THREAD = 2048
+# seeds per gmatch launch in the GPU cross search (its kernel polls the budget by itself); a
+# batch's rows are held until its device work is done, so a fault redoes just that batch
+_GPU_BATCH = 1 << 16
+_GPU_ENGINES = ("gmatch", "gsi", "geneva")
 
 
 # -- partitioning -------------------------------------------------------------------------------
@@ -427,13 +445,85 @@ def cut_pairs(G, part):
     return np.stack([key // G.n, key % G.n], axis=1).astype(np.int32)
 
 
+def halo(G, pairs, hops):
+    """Sorted ids of the data nodes within ``hops`` undirected hops of an endpoint of ``pairs``.
+
+    Examples
+    --------
+    >>> import networkx as nx, nx_gsm, numpy as np
+    >>> halo(nx_gsm.from_networkx(nx.path_graph(8)), np.array([[3, 4]]), 2).tolist()
+    [1, 2, 3, 4, 5, 6]
+    """
+    xadj, adj = _skeleton_csr(G)
+    seen = np.zeros(G.n, dtype=np.bool_)
+    front = np.unique(np.asarray(pairs, dtype=np.int64).ravel())
+    seen[front] = True
+    for _ in range(hops):
+        lo, ln = xadj[front], xadj[front + 1] - xadj[front]
+        at = np.repeat(lo - (np.cumsum(ln) - ln), ln) + np.arange(int(ln.sum()))
+        nb = adj[at]
+        front = np.unique(nb[~seen[nb]])
+        if front.size == 0:
+            break
+        seen[front] = True
+    return np.flatnonzero(seen)
+
+
+class _Prefetch:
+    """A part's graph arrays uploaded on a side CuPy stream from pinned host buffers, as the GPU
+    engines' graph cache holds them (``_graph_to_device``: non-empty, kernel-ready), so the
+    part's search finds them cached instead of uploading."""
+
+    def __init__(self, G, xp):
+        self.G = G
+        self.xp = xp
+        self.stream = xp.cuda.Stream(non_blocking=True)
+        self._pinned = []
+        self.start = self.stream.record()
+
+        def up(x, dtype):
+            x = np.ascontiguousarray(x, dtype=dtype)
+            if x.size == 0:
+                x = np.zeros(1, dtype=dtype)
+            mem = xp.cuda.alloc_pinned_memory(x.nbytes)
+            h = np.frombuffer(mem, dtype=dtype, count=x.size)
+            h[:] = x
+            d = xp.empty(x.shape, dtype=dtype)
+            d.set(h, stream=self.stream)
+            self._pinned.append(mem)  # host pages must outlive the asynchronous copy
+            return d
+
+        arrs = [up(G.indptr, np.int64), up(G.indices, np.int32), up(G.mult, np.int32)]
+        if G.directed:
+            arrs += [up(G.in_indptr, np.int64), up(G.in_indices, np.int32)]
+        else:
+            arrs += arrs[:2]
+        self._arrs = arrs
+        self.end = self.stream.record()
+
+    def adopt(self, engines):
+        """Wait for the copies, then hand the arrays to every engine's graph cache; returns
+        (seconds the copies took on the device, seconds waited for them here)."""
+        from .gpu.common import _kernel_array
+
+        t0 = time.perf_counter()
+        self.end.synchronize()
+        waited = time.perf_counter() - t0
+        self._pinned.clear()
+        arrs = tuple(_kernel_array(a) for a in self._arrs)
+        for eng in engines:
+            eng._gcache = (weakref.ref(self.G), arrs)
+        return self.xp.cuda.get_elapsed_time(self.start, self.end) / 1e3, waited
+
+
 class PartitionedEngine:
     """Engine protocol over a partitioned data graph (PBE); exact for every partition count.
 
     Parameters
     ----------
-    inner : str
-        Engine for the matches inside each part: ``"auto"``, ``"cpu"`` or a GPU engine name.
+    inner : str or engine
+        Engine for the matches inside each part: ``"auto"``, ``"cpu"``, a GPU engine name, or
+        an engine object.
     max_device_bytes : int, optional
         Budget per part (see :func:`part_bytes`); enough METIS parts are made that each fits.
         None: the device's memory budget when ``inner`` runs on a GPU, else one part.
@@ -442,11 +532,19 @@ class PartitionedEngine:
     shared : bool
         Shared execution over the pattern pairs' automorphism orbits (default) or one seeded
         search per pattern pair (PBE's naive baseline).
+    cross : str
+        Where the cross-partition search runs: ``"auto"`` (gmatch on the halo when the inner
+        engine runs on a GPU, else the CPU), ``"gpu"`` (gmatch whatever the inner engine) or
+        ``"cpu"``.
 
     ``last_stats`` (dict) describes the last run: ``parts``, ``cut_pairs``, ``inner``/``cross``
     counts, ``groups`` (orbits searched), ``seeds``, ``routed`` (why it ran unpartitioned, or
-    None) and seconds ``partition_s``, ``inner_s``, ``cross_s`` and, with a GPU inner engine,
-    ``transfer_s`` (its uploads, part of ``inner_s``).
+    None), ``cross_on`` (``"gpu"`` or ``"cpu"``, with the reason after a colon),
+    ``halo_nodes`` (the GPU cross search's subgraph, or None) and seconds ``partition_s``,
+    ``inner_s``, ``cross_s``, ``cross_transfer_s`` (the GPU cross search's uploads, part of
+    ``cross_s``) and, with a GPU inner engine, ``transfer_s`` (its uploads, part of
+    ``inner_s``), ``overlap_s`` (upload time hidden behind the previous part's search; None
+    without CuPy) and ``prefetched`` (parts uploaded that way).
 
     Examples
     --------
@@ -455,35 +553,49 @@ class PartitionedEngine:
     >>> from nx_gsm.engines.partitioned import PartitionedEngine
     >>> plan, _, _ = prepare(nx.grid_2d_graph(5, 5), nx.cycle_graph(4), "mono")
     >>> eng = PartitionedEngine(inner="cpu", parts=4)
-    >>> eng.count(plan), eng.last_stats["parts"]
-    (128, 4)
+    >>> eng.count(plan), eng.last_stats["parts"], eng.last_stats["cross_on"]
+    (128, 4, 'cpu: the inner engine runs on the CPU')
     """
 
     name = "partitioned"
 
-    def __init__(self, inner="auto", max_device_bytes=None, parts=None, shared=True):
+    def __init__(self, inner="auto", max_device_bytes=None, parts=None, shared=True,
+                 cross="auto"):
         from . import get_engine
 
         if inner == "partitioned":
             raise ValueError("the inner engine of the partitioned engine cannot be partitioned")
-        self.inner = get_engine(inner)
+        if cross not in ("auto", "gpu", "cpu"):
+            raise ValueError(f"cross must be 'auto', 'gpu' or 'cpu', got {cross!r}")
+        self.inner = get_engine(inner) if isinstance(inner, str) else inner
         self.max_device_bytes = max_device_bytes
         self.parts = parts
         self.shared = bool(shared)
+        self.cross = cross
+        self._gm = None
         self.last_stats = None
 
     # -- setup ----------------------------------------------------------------------------------
+    def _gpu_engines(self):
+        """The inner GPU engines (the auto engine's, or the inner engine itself); empty on a
+        CPU inner engine."""
+        if self.inner.name in _GPU_ENGINES:
+            return [self.inner]
+        return list(getattr(self.inner, "engines", {}).values())
+
     def _budget_bytes(self):
-        if self.max_device_bytes is not None or self.inner.name == "cpu":
+        if self.max_device_bytes is not None or not self._gpu_engines():
             return self.max_device_bytes
         from .gpu.device import memory_budget
 
         return memory_budget()
 
     def _prepare(self, plan):
+        gpu = bool(self._gpu_engines())
         st = dict(parts=1, cut_pairs=0, inner=0, cross=0, groups=0, seeds=0, routed=None,
                   shared=self.shared, partition_s=0.0, inner_s=0.0, cross_s=0.0,
-                  transfer_s=None if self.inner.name == "cpu" else 0.0)
+                  cross_on=None, halo_nodes=None, cross_transfer_s=0.0,
+                  transfer_s=0.0 if gpu else None, overlap_s=None, prefetched=0)
         self.last_stats = st
         if plan.k > 1 and not _connected(plan.H):
             st["routed"] = ("disconnected pattern: a match can span parts without a cut pair, "
@@ -500,10 +612,36 @@ class PartitionedEngine:
         return part
 
     def _parts(self, plan, part):
-        for i in range(int(part.max()) + 1):
-            nodes = np.flatnonzero(part == i)
-            if nodes.size >= plan.k:
-                yield nodes, sub_plan(plan, nodes)
+        """(nodes, sub-plan) per part. On a GPU inner engine with CuPy, part i+1's graph arrays
+        upload on a side stream (pinned buffers) before part i is handed to the caller, and are
+        put in the engines' graph caches when part i+1 is; each part is uploaded once."""
+        st = self.last_stats
+        engines = self._gpu_engines()
+        xp = getattr(engines[0], "xp", np) if engines else np
+        ahead = xp is not np
+        if ahead:
+            st["overlap_s"] = 0.0
+        pending = None
+        subs = ((nodes, sub_plan(plan, nodes))
+                for nodes in (np.flatnonzero(part == i) for i in range(int(part.max()) + 1))
+                if nodes.size >= plan.k)
+        nxt = next(subs, None)
+        try:
+            while nxt is not None:
+                cur, nxt = nxt, next(subs, None)
+                if pending is not None:
+                    took, waited = pending.adopt(engines)
+                    st["overlap_s"] += max(0.0, took - waited)
+                    st["prefetched"] += 1
+                    pending = None
+                if ahead and nxt is not None and not nxt[1].empty:
+                    pending = _Prefetch(nxt[1].G, xp)
+                yield cur
+        finally:
+            if pending is not None:
+                # a search that stopped early: its buffers go back to the pools only after
+                # the copies into them are done
+                pending.end.synchronize()
 
     def _add_upload(self, st):
         """Add the GPU inner engine's host-to-device time for the part just run (gmatch reports
@@ -535,21 +673,86 @@ class PartitionedEngine:
         bk_ptr, bk_j = _back_pairs(plan.H, rp.order)
         return rp, P, bk_ptr, bk_j, seeds
 
-    def _cross(self, plan, part, collect, budget):
-        """Yield (count, rows in plan order or None) per batch of seeds of every group."""
+    # -- the cross search -----------------------------------------------------------------------
+    def _cross_engine(self):
+        """gmatch for the GPU cross search: the inner engine's own when it has one."""
+        if self._gm is None:
+            for eng in self._gpu_engines():
+                if eng.name == "gmatch":
+                    self._gm = eng
+                    break
+            else:
+                from .gpu.gmatch import GMatchEngine
+
+                budgets = [e.memory_budget for e in self._gpu_engines()]
+                self._gm = GMatchEngine(memory_budget=budgets[0] if budgets else None)
+        return self._gm
+
+    def _cross_device(self, plan, cp):
+        """``(gmatch, halo ids, halo sub-plan)`` for the GPU cross search, or None with the
+        reason in ``last_stats["cross_on"]``."""
+        st = self.last_stats
+        if self.cross == "cpu":
+            st["cross_on"] = "cpu: cross='cpu'"
+            return None
+        if self.cross == "auto" and not self._gpu_engines():
+            st["cross_on"] = "cpu: the inner engine runs on the CPU"
+            return None
+        from .gpu.gmatch import KMAX_LIMIT
+
+        if plan.k > KMAX_LIMIT:
+            st["cross_on"] = (f"cpu: {plan.k} pattern nodes, deeper than gmatch's stack "
+                              f"({KMAX_LIMIT})")
+            return None
+        nodes = halo(plan.G, cp, max(plan.k - 2, 0))
+        st["halo_nodes"] = int(nodes.size)
+        eng = self._cross_engine()
+        limit = self.max_device_bytes
+        if limit is None:
+            from .gpu.device import memory_budget
+
+            limit = memory_budget(eng.memory_budget)
+        sub = sub_plan(plan, nodes)
+        need = part_bytes(int(nodes.size), int(sub.G.indices.size), plan.k, plan.G.directed)
+        if need > limit:
+            st["cross_on"] = f"cpu: the halo needs {need} device bytes, over the budget {limit}"
+            return None
+        st["cross_on"] = "gpu"
+        return eng, nodes, sub
+
+    def _cross(self, plan, part, collect, budget, left):
+        """Yield (count, rows in plan order or None) per batch of seeds of every group;
+        ``left()`` is how many more are wanted (None: all)."""
+        st = self.last_stats
         cp = cut_pairs(plan.G, part)
-        self.last_stats["cut_pairs"] = int(cp.shape[0])
+        st["cut_pairs"] = int(cp.shape[0])
         pos = np.empty(plan.k, dtype=np.int64)
         pos[plan.order] = np.arange(plan.k)
-        batch = _BATCH_PER_THREAD * numba.get_num_threads()
+        dev = self._cross_device(plan, cp)
+        if dev is not None:
+            eng, nodes, hsp = dev
+            loc = np.full(plan.G.n, -1, dtype=np.int32)
+            loc[nodes] = np.arange(nodes.size, dtype=np.int32)
+            hpart = np.ascontiguousarray(part[nodes], dtype=np.int32)
+        batch = _GPU_BATCH if dev is not None else _BATCH_PER_THREAD * numba.get_num_threads()
         for group in self._groups(plan):
-            self.last_stats["groups"] += 1
+            st["groups"] += 1
             rp, P, bk_ptr, bk_j, seeds = self._seeds(plan, cp, group)
-            self.last_stats["seeds"] += int(seeds.shape[0])
+            st["seeds"] += int(seeds.shape[0])
+            lp = None if dev is None else reorder(hsp, rp.order)
             for s in range(0, seeds.shape[0], batch):
-                with numba.parallel_chunksize(1):
-                    counts, rows = _grow_all(P, part, bk_ptr, bk_j, seeds[s:s + batch], collect)
-                c = sum(int(x) for x in counts.tolist()) * len(group)
+                sd = seeds[s:s + batch]
+                got = None
+                if lp is not None:
+                    want = left()
+                    lim = None if want is None else -(-want // len(group))
+                    got = self._cross_gpu(eng, lp, loc[sd], hpart, nodes, collect, lim, budget)
+                if got is None:
+                    with numba.parallel_chunksize(1):
+                        counts, rows = _grow_all(P, part, bk_ptr, bk_j, sd, collect)
+                    got = sum(int(x) for x in counts.tolist()), rows
+                c = got[0] * len(group)
+                rows = got[1]
                 out = None
                 if collect:
                     # REMAP: g = f o A^-1 puts f(order_rep[d]) at pattern node A(order_rep[d])
@@ -558,8 +761,31 @@ class PartitionedEngine:
                         cols = pos[np.asarray(A)[rp.order]]
                         out[g * rows.shape[0]:(g + 1) * rows.shape[0], cols] = rows
                 yield c, out
-                if not budget.keep_going(self.last_stats["inner"] + self.last_stats["cross"]):
+                if not budget.keep_going(st["inner"] + st["cross"]):
                     return
+
+    def _cross_gpu(self, eng, lp, seeds, hpart, nodes, collect, limit, budget):
+        """One batch of local seeds on gmatch: (count, global rows or None), or None after a
+        device fault (the batch is then redone on the CPU)."""
+        from .gpu import faults
+
+        st = self.last_stats
+        try:
+            if collect:
+                got = list(eng.iter_from(lp, seeds, chunk=1 << 16, limit=limit, budget=budget,
+                                         cut_part=hpart))
+                rows = nodes[np.concatenate(got)] if got else np.zeros((0, lp.k), np.int64)
+                res = rows.shape[0], rows.astype(np.int32)
+            else:
+                res = int(eng.count_from(lp, seeds, limit=limit, budget=budget,
+                                         cut_part=hpart)), None
+        except faults.device_errors() as exc:
+            eng._recover(exc)
+            st["cross_on"] = "gpu: device faults, batches redone on the CPU"
+            log.warning("partitioned: cross search batch redone on the CPU after %s", exc)
+            return None
+        st["cross_transfer_s"] += float(eng.last_stats.get("t_upload", 0.0))
+        return res
 
     # -- engine protocol ------------------------------------------------------------------------
     def count(self, plan, limit=None, budget=UNLIMITED):
@@ -587,7 +813,11 @@ class PartitionedEngine:
         st["inner"] = total
         st["inner_s"] = time.perf_counter() - t0
         t0 = time.perf_counter()
-        for c, _ in self._cross(plan, part, False, budget):
+
+        def left():
+            return None if limit is None else limit - total - st["cross"]
+
+        for c, _ in self._cross(plan, part, False, budget, left):
             st["cross"] += c
             if limit is not None and total + st["cross"] >= limit:
                 break
@@ -630,7 +860,7 @@ class PartitionedEngine:
                 return
         st["inner_s"] = time.perf_counter() - t0
         t0 = time.perf_counter()
-        for c, rows in self._cross(plan, part, True, budget):
+        for c, rows in self._cross(plan, part, True, budget, lambda: left):
             st["cross"] += c
             yield from emit(rows)
             if left == 0:

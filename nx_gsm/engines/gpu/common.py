@@ -165,6 +165,35 @@ def _feasible(d, v, m, order, cand_bits, chk_ptr, chk_j, chk_out, chk_in, chk_pe
 
 
 @cuda.jit(device=True)
+def _dup_ok(d, v, m, cut_part, chk_ptr, chk_j, chk_out, chk_in):
+    """PBE's DUPREMOVE (Alg. 3; the CPU twin is ``nx_gsm.engines.partitioned._dup_ok``): no
+    pattern pair at depth ``d`` may map onto a cut pair (ends in different parts of
+    ``cut_part``) whose key ``(min id, max id)`` is below the seed's, ``m[0], m[1]``.
+
+    The pairs are the checks with a multiplicity in either direction; the other checks are
+    induced mode's non-edges, whose images are no data edges and so never cut pairs.
+    """
+    a = m[0]
+    b = m[1]
+    if a > b:
+        a, b = b, a
+    pv = cut_part[v]
+    for c in range(chk_ptr[d], chk_ptr[d + 1]):
+        if chk_out[c] == 0 and chk_in[c] == 0:
+            continue
+        x = m[chk_j[c]]
+        if cut_part[x] != pv:
+            lo = x
+            hi = v
+            if v < x:
+                lo = v
+                hi = x
+            if lo < a or (lo == a and hi < b):
+                return False
+    return True
+
+
+@cuda.jit(device=True)
 def _local_cands(d, m, drv_ptr, drv_j, drv_dir, indptr, in_indptr, cand_ptr):
     """LC(M, u_d) = N(M(u*)) for the backward neighbour u* with the fewest neighbours (Sec. 4.1).
 
@@ -288,7 +317,7 @@ def _upload_mixed(arrays, xp):
 class _DevPlan:
     """The plan's arrays on the device (padded so no kernel argument is empty)."""
 
-    def __init__(self, plan, xp, garrs):
+    def __init__(self, plan, xp, garrs, cut_part=None):
         G = plan.G
 
         def h(x, dtype):
@@ -311,6 +340,10 @@ class _DevPlan:
          self.chk_out, self.chk_in, self.chk_peo, self.chk_pei, self.drv_ptr, self.drv_j,
          self.drv_dir, self.eclass, self.eok) = _upload_mixed(host, xp)
         self.indptr, self.indices, self.mult, self.in_indptr, self.in_indices = garrs
+        # part id per data node for gmatch's DUPREMOVE filter (_dup_ok); size 0 turns it off
+        cut = np.zeros(0, dtype=np.int32) if cut_part is None else \
+            np.ascontiguousarray(cut_part, dtype=np.int32)
+        self.cut_part = _kernel_array(xp.asarray(cut))
         # int32 stack offsets suffice unless 32 local candidate sets could overflow them
         if getattr(G, "on_device", False):
             top = G.max_degree()
@@ -336,7 +369,7 @@ class _DevPlan:
                 self.chk_j, self.chk_out, self.chk_in, self.chk_peo, self.chk_pei, self.drv_ptr,
                 self.drv_j, self.drv_dir, self.indptr, self.indices, self.mult, self.in_indptr,
                 self.in_indices, self.eclass, self.eok, self.has_el, self.mono, self.directed,
-                self.k)
+                self.k, self.cut_part)
 
 
 

@@ -43,8 +43,8 @@ from numba import cuda, int8, int32, int64
 
 from ..base import UNLIMITED, PartialCount
 from . import faults
-from .common import (_cached_graph_arrays, _DevPlan, _ballot, _cand_at, _exact_sum, _feasible,
-                     _host, _local_cands, _pause, _quiet, _sim_reset, _wsync)
+from .common import (_cached_graph_arrays, _DevPlan, _ballot, _cand_at, _dup_ok, _exact_sum,
+                     _feasible, _host, _local_cands, _pause, _quiet, _sim_reset, _wsync)
 from .device import array_module, device_info, is_simulator, memory_budget
 
 __all__ = ["GMatchEngine", "KMAX_LIMIT", "kernel_resources"]
@@ -86,11 +86,13 @@ def _bfs_lc_kernel(rows, L, n, drv_ptr, drv_j, drv_dir, indptr, in_indptr, cand_
 @cuda.jit
 def _bfs_check_kernel(rows, L, n, T, incl, lo_arr, kind_arr, order, cand_bits, cand_flat,
                       chk_ptr, chk_j, chk_out, chk_in, chk_peo, chk_pei, indptr, indices, emult,
-                      in_indices, eclass, eok, has_el, mono, directed, ok, vout, rid):
+                      in_indices, eclass, eok, has_el, mono, directed, cut_part, ok, vout,
+                      rid):
     """gMatch Sec. 4.1/4.3 (BFS step 2): one thread per task (M, u_L, v) of the whole frontier.
 
     Task ``t`` belongs to row ``r`` (binary search in the inclusive LC-size prefix ``incl``); the
-    thread checks its candidate and records validity, vertex and row for the compaction.
+    thread checks its candidate (and, with a non-empty ``cut_part``, DUPREMOVE from depth 2 on)
+    and records validity, vertex and row for the compaction.
     """
     start = cuda.grid(1)
     stride = cuda.gridsize(1)
@@ -111,6 +113,8 @@ def _bfs_check_kernel(rows, L, n, T, incl, lo_arr, kind_arr, order, cand_bits, c
         good = _feasible(L, v, rows[r], order, cand_bits, chk_ptr, chk_j, chk_out, chk_in,
                          chk_peo, chk_pei, indptr, indices, emult, eclass, eok, has_el, mono,
                          directed)
+        if good and L >= 2 and cut_part.shape[0] != 0:
+            good = _dup_ok(L, v, rows[r], cut_part, chk_ptr, chk_j, chk_out, chk_in)
         ok[t] = 1 if good else 0
         vout[t] = v
         rid[t] = r
@@ -185,9 +189,12 @@ def _make_dfs_kernel(KMAX, W, wide):
     @cuda.jit
     def dfs(order, cand_bits, cand_ptr, cand_flat, chk_ptr, chk_j, chk_out, chk_in, chk_peo,
             chk_pei, drv_ptr, drv_j, drv_dir, indptr, indices, emult, in_indptr, in_indices,
-            eclass, eok, has_el, mono, directed, k, pool, pool_len, n_pool, ctl, q_rows, q_len,
-            q_org, q_ready, q_cap, task_count, collect, stop_at, out, cap, steal):
+            eclass, eok, has_el, mono, directed, k, cut_part, pool, pool_len, n_pool, ctl,
+            q_rows, q_len, q_org, q_ready, q_cap, task_count, collect, stop_at, out, cap, steal):
         """gMatch Sec. 4.1-4.3, Alg. 2: warp-level batch DFS over the task pool.
+
+        A non-empty ``cut_part`` adds PBE's DUPREMOVE (``_dup_ok``) from depth 2 on: the pool
+        rows are then seeded cut pairs of the partitioned engine's cross search.
 
         Stack S[level][lane] in shared memory (|V(q)| x 32 per warp, Sec. 4.2/5.2); each round a
         warp validates up to 32 tasks of the virtual task pool of one level (lane j: task
@@ -385,6 +392,9 @@ def _make_dfs_kernel(KMAX, W, wide):
                     valid = _feasible(lvl + 1, v, m, order, cand_bits, chk_ptr, chk_j, chk_out,
                                       chk_in, chk_peo, chk_pei, indptr, indices, emult, eclass,
                                       eok, has_el, mono, directed)
+                    if valid and lvl >= 1 and cut_part.shape[0] != 0:
+                        valid = _dup_ok(lvl + 1, v, m, cut_part, chk_ptr, chk_j, chk_out,
+                                        chk_in)
                 mask = _ballot(valid)
                 nv = cuda.popc(mask)
                 take = end - base
@@ -617,8 +627,8 @@ class GMatchEngine(faults.Recovery):
         rid = xp.empty(T, dtype=np.int64)
         blocks = max(1, min(65535, (T + threads - 1) // threads))
         with _quiet():
-            _bfs_check_kernel[blocks, threads](rows, L, n, T, incl, lo, kd, *dp.check_args(), ok,
-                                               vout, rid)
+            _bfs_check_kernel[blocks, threads](rows, L, n, T, incl, lo, kd, *dp.check_args(),
+                                               dp.cut_part, ok, vout, rid)
         sel = xp.flatnonzero(ok)
         new = xp.empty((sel.size, L + 1), dtype=np.int32)
         if sel.size:
@@ -840,7 +850,7 @@ class GMatchEngine(faults.Recovery):
         return _host(rows), _host(tc)
 
     # -- task pools made elsewhere ----------------------------------------------------------------
-    def count_from(self, plan, rows, limit=None, budget=UNLIMITED):
+    def count_from(self, plan, rows, limit=None, budget=UNLIMITED, cut_part=None):
         """Matches below the partial matches ``rows`` -- an ``(n, L)`` int32 NumPy or CuPy array,
         ``1 <= L <= k``, column d the data node of ``plan.order[d]`` -- each row's subtree
         counted once, at most ``limit``; a :class:`PartialCount` when ``budget`` stopped it.
@@ -848,30 +858,51 @@ class GMatchEngine(faults.Recovery):
         The rows are the DFS's task pool as given (a CuPy array is used in place): the public
         entry for a pool another engine built, such as GSI's BFS levels (``DIGEST-static.md``
         5.3 item 2). Every row must be a feasible partial match, as every engine's levels are.
+
+        ``cut_part`` (int32 part id per data node) keeps only the matches whose pattern pairs
+        at depths >= 2 map onto no cut pair smaller than the one of depths 0 and 1 (PBE's
+        DUPREMOVE): the partitioned engine's cross search, whose rows are seeded cut pairs.
+        ``last_stats["t_upload"]`` is the time spent uploading the graph (if not cached), the
+        plan, ``cut_part`` and the rows.
         """
         if plan.empty or (limit is not None and limit <= 0):
             return 0
         fb = self._fallback(plan)
         if fb is not None:
+            self._no_filter_on_cpu(cut_part)
             got = fb.count_from(plan, _host(rows), budget=budget)
             return got if limit is None else min(got, limit)
-        return self._count_from(self._dev_plan(plan), rows, limit, budget)
+        t0 = time.perf_counter()
+        dp = self._dev_plan(plan, cut_part)
+        return self._count_from(dp, rows, limit, budget, t0=t0)
 
-    def iter_from(self, plan, rows, chunk=4096, limit=None, budget=UNLIMITED):
+    def iter_from(self, plan, rows, chunk=4096, limit=None, budget=UNLIMITED, cut_part=None):
         """Like :meth:`iter_chunks`, restricted to the subtrees of ``rows`` (see
-        :meth:`count_from`): host int32 arrays of up to ``chunk`` rows, at most ``limit``."""
+        :meth:`count_from`, also for ``cut_part``): host int32 arrays of up to ``chunk`` rows, at
+        most ``limit``. With ``cut_part`` a device fault reaches the caller (as from
+        :meth:`count_from`) instead of being finished on the CPU engine, which has no DUPREMOVE:
+        the caller recovers and redoes the rows."""
         if plan.empty or (limit is not None and limit <= 0):
             return
         fb = self._fallback(plan)
         if fb is not None:
+            self._no_filter_on_cpu(cut_part)
             yield from fb.iter_from(plan, _host(rows), chunk=chunk, limit=limit, budget=budget)
             return
-        yield from self._iter_from(self._dev_plan(plan), plan, rows, chunk, limit, budget)
+        t0 = time.perf_counter()
+        dp = self._dev_plan(plan, cut_part)
+        yield from self._iter_from(dp, plan, rows, chunk, limit, budget, t0=t0)
 
-    def _dev_plan(self, plan):
-        return _DevPlan(plan, self.xp, self._graph_arrays(plan.G))
+    @staticmethod
+    def _no_filter_on_cpu(cut_part):
+        if cut_part is not None:
+            raise ValueError(f"cut_part needs the device search (patterns of at most "
+                             f"{KMAX_LIMIT} nodes); the CPU engine has no DUPREMOVE filter")
 
-    def _pool(self, dp, rows):
+    def _dev_plan(self, plan, cut_part=None):
+        return _DevPlan(plan, self.xp, self._graph_arrays(plan.G), cut_part)
+
+    def _pool(self, dp, rows, t0=None):
         xp = self.xp
         rows = xp.ascontiguousarray(xp.asarray(rows), dtype=np.int32)
         if rows.ndim != 2 or not 1 <= rows.shape[1] <= dp.k:
@@ -880,12 +911,14 @@ class GMatchEngine(faults.Recovery):
         n, L = rows.shape
         self.last_stats = {"pool_rows": int(n), "pool_depth": int(L), "k": dp.k,
                            "pool_given": True}
+        if t0 is not None:
+            self.last_stats["t_upload"] = time.perf_counter() - t0
         return rows
 
-    def _count_from(self, dp, rows, limit, budget):
+    def _count_from(self, dp, rows, limit, budget, t0=None):
         """:meth:`count_from` on an uploaded plan (GSI passes its own, with its signature-pruned
-        candidate bits)."""
-        rows = self._pool(dp, rows)
+        candidate bits); ``t0``: when the caller's uploads began."""
+        rows = self._pool(dp, rows, t0)
         n, L = rows.shape
         if n == 0 or L == dp.k:
             return n if limit is None else min(n, limit)
@@ -897,13 +930,13 @@ class GMatchEngine(faults.Recovery):
             return PartialCount(total)
         return total
 
-    def _iter_from(self, dp, plan, rows, chunk, limit, budget):
+    def _iter_from(self, dp, plan, rows, chunk, limit, budget, t0=None):
         """:meth:`iter_from` on an uploaded plan. A pool handed over is usually one whose output
         did not fit a BFS level, so it is counted per row and collected in batches at once
         rather than first tried in one buffer; a ``limit`` that fits the buffer is one pass."""
         self._faults = []
         self._plan = plan  # _collect_batches finishes a faulted batch's prefixes on the CPU
-        rows = self._pool(dp, rows)
+        rows = self._pool(dp, rows, t0)
         n, L = rows.shape
         remaining = [limit]
         if n == 0 or L == dp.k:
@@ -984,6 +1017,8 @@ class GMatchEngine(faults.Recovery):
                 return
             counts = _host(tc).astype(np.int64)
         except errs as exc:
+            if dp.cut_part.shape[0]:
+                raise
             self._recover(exc)
             yield from self._cpu_rest(_host(rows), chunk, remaining, budget)
             return
@@ -1021,6 +1056,8 @@ class GMatchEngine(faults.Recovery):
                     if L + 1 == dp.k:
                         done = _host(done)
             except errs as exc:
+                if dp.cut_part.shape[0]:
+                    raise
                 self._recover(exc)
                 rest = np.concatenate([p for _, p in items[n_item:]])
                 yield from self._cpu_rest(_host(rows)[rest], chunk, remaining, budget)
