@@ -100,29 +100,29 @@ def test_search_the_probe_cannot_finish_leaves_the_cpu():
 def test_probe_goes_on_while_its_progress_projects_a_small_search(monkeypatch):
     from nx_gsm.engines import auto
 
-    plan = _plan(nx.complete_graph(40), nx.path_graph(3))  # ~6e4 steps: past PROBE_STEPS
+    plan = _plan(nx.complete_graph(25), nx.path_graph(3))  # ~1.4e4 steps: past PROBE_STEPS
     P = auto.plan_arrays(plan)
-    assert auto.probe(P, 3) == (40 * 39 * 38, None)
+    assert auto.probe(P, 3) == (25 * 24 * 23, None)
     eng, calls = _auto()
-    assert eng.count(plan) == 40 * 39 * 38 and calls == []
+    assert eng.count(plan) == 25 * 24 * 23 and calls == []
     monkeypatch.setattr(auto, "PROBE_MAX", auto.PROBE_STEPS)
     assert auto.probe(P, 3) == (None, None)
-    # a share done that stalls stops the probe at the next check, though the projection from
-    # it (PROBE_STEPS x 4) still fits
-    monkeypatch.setattr(auto, "PROBE_MAX", 1 << 16)
-    monkeypatch.setattr(auto, "done_fraction", lambda stk, d: 0.25)
-    real, calls = auto._search, []
+    # a projection that stays small (share done stuck at 1/4) stops at PROBE_MAX: 2^11, 2^11,
+    # 2^12, 2^13 steps; one that is large stops after the first PROBE_STEPS
+    monkeypatch.setattr(auto, "PROBE_MAX", 1 << 14)
+    real, steps = auto._search, []
 
     def counting(*a):
-        calls.append(a[-1])
+        steps.append(a[-1])
         return real(*a)
 
     big = auto.plan_arrays(_plan(nx.complete_graph(80), nx.path_graph(3)))
     monkeypatch.setattr(auto, "_search", counting)
-    assert auto.probe(big, 3) == (None, None) and len(calls) == 2
-    monkeypatch.setattr(auto, "PROBE_GROWTH", 0.0)
-    calls.clear()
-    assert auto.probe(big, 3) == (None, None) and len(calls) == 3
+    monkeypatch.setattr(auto, "done_fraction", lambda stk, d: 0.25)
+    assert auto.probe(big, 3) == (None, None) and steps == [2048, 2048, 4096, 8192]
+    monkeypatch.setattr(auto, "done_fraction", lambda stk, d: 1e-6)
+    steps.clear()
+    assert auto.probe(big, 3) == (None, None) and steps == [2048]
 
 
 def test_done_fraction_counts_finished_subtrees():

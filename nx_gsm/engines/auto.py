@@ -8,8 +8,9 @@ over gsi and geneva; gsi won large outputs (3.8 x 10^7 rows on yeast sparse_8_51
 against gmatch's 1.28 s) and wordnet's 8-vertex sparse queries.
 
 1. **Small searches stay on the CPU.** A bounded sequential CPU search (``PROBE_STEPS``
-   candidates, about a millisecond, doubling up to ``PROBE_MAX`` while its progress projects
-   the whole search within that) runs first; what it finishes never leaves the CPU, and an
+   candidates, a fraction of a millisecond, doubling up to ``PROBE_MAX`` while its progress
+   projects the whole search within ``PROBE_REACH``) runs first; what it finishes never leaves
+   the CPU, and an
    enumeration it finished is returned from the probe's own rows (no second search). First-k
    searches and enumerations with a small ``limit`` stay on the CPU for the same reason. The
    cost model is not trusted to keep anything else on the CPU: on skewed graphs it estimated
@@ -46,17 +47,20 @@ from .cpu import (_CUR, _DONE, _HI, _LO, _NOT_STARTED, _STACK_ROWS, CpuEngine, _
 
 __all__ = ["AutoEngine", "choose", "probe", "space_entries", "SMALL_LIMIT", "BFS_MAX_K",
            "BFS_FRACTION", "BFS_MIN_OUTPUT", "GRAPH_FRACTION", "PROBE_STEPS", "PROBE_MAX",
-           "SPACE_GATE", "done_fraction"]
+           "PROBE_REACH", "SPACE_GATE", "done_fraction"]
 
 # at most this many matches wanted: the CPU's lazy search returns them before a GPU launch would
 SMALL_LIMIT = 100_000
-# the probe: candidates the sequential CPU search examines first (~1 ms), rows it may keep, and
-# the most it goes on to while its progress projects the whole search within that (~7 ms; the
-# GPU engines' fixed cost is 5-15 ms, so searches this small are the CPU's)
-PROBE_STEPS = 1 << 13
+# the probe: candidates the sequential CPU search examines first (~0.3 ms), rows it may keep,
+# and the most it goes on to (~2 ms), doubling, while its progress projects the whole search
+# within PROBE_REACH. Calibrated on the H200 engines tables (gpu/NOTES.md v8): every pick
+# millisecond is 10-15% of gmatch's time on the 7-15 ms queries that go there, while the
+# searches the CPU wins end within 2^11 (yeast-4) or 2^13-2^14 steps (GitHub, Enron, human-4
+# with 10^3-10^4 rows), whose first projections are under 2^15
+PROBE_STEPS = 1 << 11
 PROBE_ROWS = 1 << 16
-PROBE_MAX = 1 << 16
-PROBE_GROWTH = 1.4
+PROBE_MAX = 1 << 14
+PROBE_REACH = 1 << 15
 # BFS engines: patterns up to this size, tables and output within this share of the budget
 BFS_MAX_K = 8
 BFS_FRACTION = 0.25
@@ -99,29 +103,27 @@ def done_fraction(stk, d):
 
 
 def probe(P, k, collect=False):
-    """Run the CPU search for ``PROBE_STEPS`` candidates, and on up to ``PROBE_MAX`` while its
-    progress says the whole search fits in that many: ``(count, rows)`` if it finished (rows:
-    every match, when ``collect`` and at most ``PROBE_ROWS``), else ``(None, None)``."""
+    """Run the CPU search for ``PROBE_STEPS`` candidates, and on, doubling, up to ``PROBE_MAX``
+    while its progress projects the whole search within ``PROBE_REACH``: ``(count, rows)`` if
+    it finished (rows: every match, when ``collect`` and at most ``PROBE_ROWS``), else
+    ``(None, None)``."""
     state = np.full(1, _NOT_STARTED, dtype=np.int64)
     m = np.empty(k, dtype=np.int32)
     stk = np.empty((_STACK_ROWS, k), dtype=np.int64)
     out = np.empty((PROBE_ROWS if collect else 1, k), dtype=np.int32)
     cap = PROBE_ROWS if collect else np.iinfo(np.int64).max
-    got, steps, total, before = 0, PROBE_STEPS, 0, 0.0
+    got, steps, total = 0, PROBE_STEPS, 0
     while True:
         got += int(_search(P, 0, state, m, stk, out[got:] if collect else out, cap - got,
                            collect, steps))
         total += steps
         if state[0] == _DONE:
             return got, (out[:got].copy() if collect else None)
-        # go on only while the projected size (steps / share done) fits PROBE_MAX and the share
-        # done keeps up with the steps (it grew >= 1.4x over the last doubling): on skewed
-        # searches the first projection can be 30x low, and then the share stalls
-        done = done_fraction(stk, int(state[0]))
-        if got >= cap or total >= PROBE_MAX or total > PROBE_MAX * done or \
-                (before and done < PROBE_GROWTH * before):
+        # the projection (steps / share done) can be 30x low on skewed searches; PROBE_MAX
+        # bounds what such a search wastes here before it goes to a GPU engine
+        if got >= cap or total >= PROBE_MAX or \
+                total > PROBE_REACH * done_fraction(stk, int(state[0])):
             return None, None
-        before = done
         steps = min(total, PROBE_MAX - total)
 
 
