@@ -2,7 +2,7 @@
 candidates over one Dask worker per GPU (issue 7's >= 1.8x on two GPUs).
 
 ``python -m benchmarks.multigpu [--suite human-8] [--min-seconds 10] [--gpus 2] [--tasks 64]
-[--out FILE]``
+[--query NAME] [--out FILE]``
 
 1. The workload: the suite's queries are counted with gmatch in this process, in order, until
    one takes at least ``--min-seconds`` (a query over ``--max-seconds`` is cut by a deadline and
@@ -21,7 +21,7 @@ import json
 import time
 
 
-def _pick(suite, min_s, max_s, log):
+def _pick(suite, min_s, max_s, log, only=None):
     import nx_gsm
     from nx_gsm.api import prepare
     from nx_gsm.engines.base import Budget
@@ -34,6 +34,8 @@ def _pick(suite, min_s, max_s, log):
     eng = GMatchEngine()
     tried = []
     for q in suite.queries:
+        if only is not None and q.name != only:
+            continue
         plan = prepare(g, q.load(), "mono", **kw)[0]
         t = time.perf_counter()
         got = eng.count(plan, budget=Budget(timeout=max_s))
@@ -66,14 +68,14 @@ def _warm(client, plan):
     count_plan(small, client, engine="gmatch", tasks=4 * n)
 
 
-def run(suite_name, min_s, max_s, gpus, tasks, log=print):
+def run(suite_name, min_s, max_s, gpus, tasks, log=print, query=None):
     from benchmarks.suites import build_suite
     from nx_gsm.distributed import gpu_client, visible_gpus
 
     rec = {"suite": suite_name, "min_seconds": min_s, "gpus_visible": visible_gpus(),
            "tasks": tasks}
     suite = build_suite(suite_name)
-    plan, name, want, t1, tried = _pick(suite, min_s, max_s, log)
+    plan, name, want, t1, tried = _pick(suite, min_s, max_s, log, query)
     rec["tried"] = tried
     if plan is None:
         rec["error"] = f"no query of {suite_name} ran {min_s}-{max_s} s on one GPU"
@@ -112,9 +114,11 @@ def main(argv=None):
     ap.add_argument("--max-seconds", type=float, default=60.0)
     ap.add_argument("--gpus", type=int, default=2)
     ap.add_argument("--tasks", type=int, default=64)
+    ap.add_argument("--query", default=None, help="this query of the suite only")
     ap.add_argument("--out", default=None)
     args = ap.parse_args(argv)
-    rec = run(args.suite, args.min_seconds, args.max_seconds, args.gpus, args.tasks)
+    rec = run(args.suite, args.min_seconds, args.max_seconds, args.gpus, args.tasks,
+              query=args.query)
     text = json.dumps(rec, indent=1, default=str)
     if args.out:
         with open(args.out, "w", encoding="utf-8") as fh:

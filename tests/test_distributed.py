@@ -73,6 +73,24 @@ def test_labels_and_task_counts(client):
     assert partial and rows.shape[0] <= ref
 
 
+def test_counts_split_below_hub_roots(client):
+    """A count's tasks are depth-2 partial matches, so a hub root's subtree spreads over tasks
+    (root shares would leave it in one); the total is exact for every task count."""
+    G = nx.star_graph(300)
+    G.add_edges_from((i, i + 1) for i in range(1, 300, 2))
+    H = nx.path_graph(4)
+    plan, _, _ = prepare(G, H, "mono")
+    ref = nx_gsm.count_subgraph_monomorphisms(G, H, engine="cpu")
+    shares = dist.split_prefixes(plan, 8)
+    hub = [sh for sh in shares if (sh[:, 0] == 0).any()]
+    assert len(hub) == 8 and sum(sh.shape[0] for sh in shares) == 2 * G.number_of_edges()
+    for tasks in (1, 8, 1000):
+        assert dist.count_plan(plan, client, engine="cpu", tasks=tasks) == ref
+    assert dist.split_prefixes(prepare(G, nx.path_graph(2), "mono")[0], 4) is None
+    assert dist.count_plan(prepare(G, nx.path_graph(2), "mono")[0], client, engine="cpu") == \
+        2 * G.number_of_edges()
+
+
 class KillOnce(distributed.WorkerPlugin):
     """Kills its worker process the first time a counting task starts executing (the marker
     file makes 'first' hold across the restarted worker)."""
@@ -82,7 +100,8 @@ class KillOnce(distributed.WorkerPlugin):
 
     def transition(self, key, start, finish, **kwargs):
         name = key if isinstance(key, str) else str(key)
-        if finish == "executing" and "count_share" in name and not os.path.exists(self.marker):
+        if finish == "executing" and name.startswith("gsm-count_") and \
+                not os.path.exists(self.marker):
             with open(self.marker, "w") as fh:
                 fh.write(name)
             os._exit(1)
