@@ -4,8 +4,10 @@ Phases, each timed and bounded (``--budget`` seconds in all; later phases shrink
 
 1. ``warmup``: compile the gmatch kernels (JIT), read their resources (registers, shared and
    local memory per kernel) and the occupancy they allow.
-2. ``tests``: ``pytest gpu/tests tests/test_gpu_formats.py`` in a subprocess (junit XML parsed
-   for counts). The card-only tests live in ``gpu/tests/`` so CPU-only CI never collects them.
+2. ``tests``: ``gpu/tests/*`` and ``tests/test_gpu_formats.py`` as parallel pytest processes,
+   one per file and ``--tests-jobs`` more for GAMMA's ``--gamma-cases`` random cases (junit XML
+   per process parsed for counts; a process past the phase's time is killed and named in
+   ``timed_out``). The card-only tests live in ``gpu/tests/`` so CPU-only CI never collects them.
 3. ``conformance``: ``conformance.run_suite(engine=...)`` for every GPU engine (quick mode), with
    the yeast published counts (4-/8-vertex queries) from ``.gpudata/``.
 4. ``yeast``: gmatch on more published yeast counts (16-vertex queries too, larger counts).
@@ -245,43 +247,92 @@ def phase_warmup(rec):
     _log("kernels:", json.dumps(res))
 
 
-def phase_tests(rec, timeout, out_dir):
-    junit = Path(out_dir) / "gpu_tests.xml"
-    # the simulator test (CPU-bound, covered by CI) is left out here
+def _test_jobs(gamma_cases, gamma_jobs):
+    """``(name, pytest targets, extra env)`` per process of the tests phase: one per card test
+    file, GAMMA's random cases (20 parametrized blocks) dealt over ``gamma_jobs`` processes,
+    since VF2 on every batch keeps one process busy for minutes."""
     files = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "tests").glob("test_gpu_*.py")
-                   if not p.name.endswith("_sim.py"))
+                   if not p.name.endswith("_sim.py"))  # the simulator test is CI's
     files += sorted(str(p.relative_to(ROOT)) for p in (ROOT / "gpu" / "tests").glob("test_*.py"))
-    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rfEs",
-           f"--junitxml={junit}", *files]
-    t = time.perf_counter()
-    try:
-        proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout)
-        tail = (proc.stdout + proc.stderr)[-4000:]
-        rc = proc.returncode
-    except subprocess.TimeoutExpired as exc:
-        tail = ((exc.stdout or b"").decode(errors="replace") if isinstance(exc.stdout, bytes)
-                else (exc.stdout or ""))[-4000:]
-        rc = "timeout"
+    jobs = []
+    env = {"GAMMA_CASES": str(gamma_cases)}
+    for f in files:
+        name = Path(f).stem
+        if name != "test_gamma":
+            jobs.append((name, [f], {}))
+            continue
+        jobs.append(("test_gamma", [f, "-k", "not random_batches"], env))
+        blocks = [f"{f}::test_random_batches_equal_cpu_path_and_vf2[{b}]" for b in range(20)]
+        n = max(1, min(int(gamma_jobs), 20))
+        for i in range(n):
+            if gamma_cases > 0 and blocks[i::n]:
+                jobs.append((f"test_gamma_random_{i}", blocks[i::n], env))
+    return jobs
+
+
+def _junit_counts(path):
     counts = {"passed": 0, "failed": 0, "errors": 0, "skipped": 0}
     failures = []
-    if junit.exists():
-        root = ET.parse(junit).getroot()
-        for tc in root.iter("testcase"):
-            kinds = [c.tag for c in tc]
-            name = f"{tc.get('classname')}::{tc.get('name')}"
-            if "failure" in kinds:
-                counts["failed"] += 1
-                failures.append(name)
-            elif "error" in kinds:
-                counts["errors"] += 1
-                failures.append(name)
-            elif "skipped" in kinds:
-                counts["skipped"] += 1
-            else:
-                counts["passed"] += 1
-    rec["tests"] = {"files": files, "rc": rc, "seconds": time.perf_counter() - t, **counts,
-                    "failures": failures[:50], "tail": tail}
-    _log(tail[-2500:])
+    if not path.exists():
+        return counts, failures
+    for tc in ET.parse(path).getroot().iter("testcase"):
+        kinds = [c.tag for c in tc]
+        name = f"{tc.get('classname')}::{tc.get('name')}"
+        if "failure" in kinds:
+            counts["failed"] += 1
+            failures.append(name)
+        elif "error" in kinds:
+            counts["errors"] += 1
+            failures.append(name)
+        elif "skipped" in kinds:
+            counts["skipped"] += 1
+        else:
+            counts["passed"] += 1
+    return counts, failures
+
+
+def phase_tests(rec, timeout, out_dir, jobs=None, gamma_cases=200, gamma_jobs=8):
+    """The card tests as parallel pytest processes (one GPU, many host cores), each with its own
+    junit file; a process still running at ``timeout`` is killed and reported as such, its
+    tests not counted."""
+    jobs = _test_jobs(gamma_cases, gamma_jobs) if jobs is None else jobs
+    out = Path(out_dir)
+    t = time.perf_counter()
+    procs = {}
+    for name, targets, extra in jobs:
+        junit = out / f"gpu_tests_{name}.xml"
+        junit.unlink(missing_ok=True)  # a killed run writes none: no stale counts
+        log = open(out / f"gpu_tests_{name}.log", "w", encoding="utf-8")
+        cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rfEs",
+               f"--junitxml={junit}", *targets]
+        procs[name] = (subprocess.Popen(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
+                                        env=dict(os.environ, **extra),
+                                        start_new_session=True), junit, log)
+    deadline = t + timeout
+    while time.perf_counter() < deadline and any(p.poll() is None for p, _, _ in procs.values()):
+        time.sleep(0.5)
+    counts = {"passed": 0, "failed": 0, "errors": 0, "skipped": 0}
+    failures, per_job = [], {}
+    for name, (proc, junit, log) in procs.items():
+        if proc.poll() is None:
+            os.killpg(proc.pid, 9)
+            proc.wait()
+            rc = "timeout"
+        else:
+            rc = proc.returncode
+        log.close()
+        c, f = _junit_counts(junit)
+        per_job[name] = {"rc": rc, **c}
+        failures += f
+        for key in counts:
+            counts[key] += c[key]
+    timed_out = [n for n, j in per_job.items() if j["rc"] == "timeout"]
+    rec["tests"] = {"jobs": per_job, "rc": 0 if not failures and not timed_out else 1,
+                    "timed_out": timed_out, "gamma_cases": gamma_cases,
+                    "seconds": time.perf_counter() - t, **counts, "failures": failures[:50]}
+    _log(f"tests: {counts} in {rec['tests']['seconds']:.0f}s; timed out: {timed_out or 'none'}")
+    for f in failures[:20]:
+        _log("  FAILED", f)
 
 
 def _sub(cmd, timeout, env=None):
@@ -654,6 +705,10 @@ def main(argv=None):
                     "streaming,scaling,sanitize")
     ap.add_argument("--sanitize-timeout", type=float, default=45.0)
     ap.add_argument("--tests-timeout", type=float, default=150.0)
+    ap.add_argument("--gamma-cases", type=int, default=200,
+                    help="GAMMA random cases in the tests phase (the issue's record: 2000)")
+    ap.add_argument("--tests-jobs", type=int, default=8,
+                    help="processes for GAMMA's random cases (each test file has its own)")
     ap.add_argument("--conformance-cases", type=int, default=None)
     ap.add_argument("--full-conformance", action="store_true")
     ap.add_argument("--conformance-engines", default=None,
@@ -725,7 +780,8 @@ def main(argv=None):
 
     run("warmup", phase_warmup, rec)
     if rec.get("device_reason") is None:
-        run("tests", phase_tests, rec, min(args.tests_timeout, max(30.0, left() * 0.3)), out_dir)
+        run("tests", phase_tests, rec, min(args.tests_timeout, max(30.0, left() * 0.3)), out_dir,
+            None, args.gamma_cases, args.tests_jobs)
         run("conformance", phase_conformance, rec, not args.full_conformance,
             args.conformance_cases,
             args.conformance_engines.split(",") if args.conformance_engines else None)
