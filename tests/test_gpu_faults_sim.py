@@ -1,24 +1,13 @@
 """Injected device faults in the GPU engines, under Numba's CUDA simulator (CI, no GPU needed)."""
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
-HERE = Path(__file__).resolve().parent
+from sim_runner import run_sim
 
 
 @pytest.mark.parametrize("engine", ["gmatch", "gsi", "geneva", "gamma"])
 def test_engine_recovers_from_injected_device_faults(engine):
-    pytest.importorskip("numba.cuda")
-    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", NX_GSM_SIM_TIMEOUT="300")
-    env["PYTHONPATH"] = os.pathsep.join([str(HERE.parent), env.get("PYTHONPATH", "")])
-    proc = subprocess.run([sys.executable, str(HERE / "gpu_sim_fault_cases.py"), engine],
-                          env=env, capture_output=True, text=True, timeout=900)
-    out = proc.stdout + proc.stderr
-    assert proc.returncode == 0 and "SIM OK" in proc.stdout, out[-5000:]
+    run_sim("gpu_sim_fault_cases.py", engine)
 
 
 def test_fault_hook_rejects_unknown_sites():

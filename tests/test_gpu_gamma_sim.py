@@ -4,25 +4,14 @@ The simulator must be switched on before numba.cuda is imported, so the cases ru
 subprocess (``tests/gpu_sim_gamma_cases.py``) with ``NUMBA_ENABLE_CUDASIM=1``.
 """
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import networkx as nx
 import pytest
 
-HERE = Path(__file__).resolve().parent
+from sim_runner import run_sim
 
 
 def test_gamma_kernels_in_cuda_simulator():
-    pytest.importorskip("numba.cuda")
-    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", NX_GSM_SIM_TIMEOUT="300")
-    env["PYTHONPATH"] = os.pathsep.join([str(HERE.parent), env.get("PYTHONPATH", "")])
-    proc = subprocess.run([sys.executable, str(HERE / "gpu_sim_gamma_cases.py")], env=env,
-                          capture_output=True, text=True, timeout=900)
-    out = proc.stdout + proc.stderr
-    assert proc.returncode == 0 and "SIM OK" in proc.stdout, out[-5000:]
+    run_sim("gpu_sim_gamma_cases.py")
 
 
 def test_gamma_without_gpu_is_a_clear_error_and_auto_uses_the_cpu_path():

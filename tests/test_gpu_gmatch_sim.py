@@ -4,21 +4,8 @@ The simulator must be switched on before numba.cuda is imported, so the cases ru
 subprocess (``tests/gpu_sim_cases.py``) with ``NUMBA_ENABLE_CUDASIM=1``.
 """
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
-import pytest
-
-HERE = Path(__file__).resolve().parent
+from sim_runner import run_sim
 
 
 def test_gmatch_kernels_in_cuda_simulator():
-    pytest.importorskip("numba.cuda")
-    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", NX_GSM_SIM_TIMEOUT="300")
-    env["PYTHONPATH"] = os.pathsep.join([str(HERE.parent), env.get("PYTHONPATH", "")])
-    proc = subprocess.run([sys.executable, str(HERE / "gpu_sim_cases.py")], env=env,
-                          capture_output=True, text=True, timeout=900)
-    out = proc.stdout + proc.stderr
-    assert proc.returncode == 0 and "SIM OK" in proc.stdout, out[-5000:]
+    run_sim("gpu_sim_cases.py")
