@@ -31,7 +31,8 @@ import networkx as nx
 
 import nx_gsm
 
-__all__ = ["datasets_dir", "yeast_files", "load_answers", "select_queries", "run_yeast"]
+__all__ = ["datasets_dir", "yeast_files", "load_answers", "select_queries", "run_yeast",
+           "published_sample"]
 
 DEFAULT_MAX_COUNT = 10**6
 #: the CI subset: every 4- and 8-vertex query (dense and sparse) with count <= max_count
@@ -87,6 +88,20 @@ def select_queries(answers, max_count=DEFAULT_MAX_COUNT, sizes=None):
     sel = [(q, c) for q, c in answers
            if c <= max_count and (sizes is None or query_size(q) in sizes)]
     return sorted(sel, key=lambda qc: _key(qc[0]))
+
+
+def published_sample(n, max_count, sizes=(4, 8, 16)):
+    """``(G, [(query name, H, published count), ...])`` for the first ``n`` queries of every
+    (kind, size) group in turn with counts <= ``max_count``, or a string saying which files
+    are missing (tests skip with it)."""
+    files = yeast_files()
+    if isinstance(files, str):
+        return files
+    data, qdir, answers = files
+    G = nx_gsm.read_graph(data, edge_labels=False)
+    sel = _interleave(select_queries(load_answers(answers), max_count=max_count, sizes=sizes))
+    return G, [(name, nx_gsm.read_graph(qdir / name, edge_labels=False), published)
+               for name, published in sel[:n]]
 
 
 def _warm(engine):

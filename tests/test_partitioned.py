@@ -16,7 +16,6 @@ from nx_gsm.engines.base import Budget
 from nx_gsm.engines.cpu import CpuEngine
 from nx_gsm.engines.partitioned import (PartitionedEngine, _sizes, cut_pairs, edge_orbits,
                                         partition)
-from nx_gsm.interop.files import read_graph
 
 pytest.importorskip("pymetis")
 
@@ -192,16 +191,13 @@ def test_limit_budget_and_registration():
 
 def test_yeast_published_counts():
     """Sun & Luo's published yeast counts (4-, 8- and 16-vertex queries, dense and sparse)."""
-    from conformance.yeast import _interleave, load_answers, select_queries, yeast_files
+    from conformance.yeast import published_sample
 
-    files = yeast_files()
-    if isinstance(files, str):
-        pytest.skip(files)
-    data, qdir, answers = files
-    G = read_graph(data, edge_labels=False)
-    sel = _interleave(select_queries(load_answers(answers), max_count=20_000, sizes=(4, 8, 16)))
-    for i, (name, published) in enumerate(sel[:12]):
-        H = read_graph(qdir / name, edge_labels=False)
+    sample = published_sample(12, max_count=20_000)
+    if isinstance(sample, str):
+        pytest.skip(sample)
+    G, queries = sample
+    for i, (name, H, published) in enumerate(queries):
         plan, _, _ = prepare(G, H, "mono", node_label="label")
         eng = PartitionedEngine(inner="cpu", parts=(2, 8, 32)[i % 3])
         assert eng.count(plan) == published, (name, eng.last_stats)

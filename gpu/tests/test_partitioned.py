@@ -139,17 +139,13 @@ def test_device_fault_in_cross_search_is_redone_on_cpu():
 
 
 def test_yeast_published_counts():
-    from conformance.yeast import _interleave, load_answers, select_queries, yeast_files
-    from nx_gsm.interop.files import read_graph
+    from conformance.yeast import published_sample
 
-    files = yeast_files()
-    if isinstance(files, str):
-        pytest.skip(files)
-    data, qdir, answers = files
-    G = read_graph(data, edge_labels=False)
-    sel = _interleave(select_queries(load_answers(answers), max_count=200_000, sizes=(4, 8, 16)))
-    for i, (name, published) in enumerate(sel[:12]):
-        H = read_graph(qdir / name, edge_labels=False)
+    sample = published_sample(12, max_count=200_000)
+    if isinstance(sample, str):
+        pytest.skip(sample)
+    G, queries = sample
+    for i, (name, H, published) in enumerate(queries):
         plan, _, _ = prepare(G, H, "mono", node_label="label")
         eng = _engine(inner="gmatch", parts=(2, 8, 32, 64)[i % 4])
         assert eng.count(plan) == published, (name, eng.last_stats)
