@@ -14,7 +14,6 @@ missing are left out of the ratios and counted as "excluded".
 
 from __future__ import annotations
 
-
 import numpy as np
 
 from nx_gsm.benchreport import format_ratio
