@@ -4,8 +4,9 @@ The search space is split by the root: the candidates of the first pattern node 
 (``plan.order[0]``) are dealt round-robin into tasks, and task ``i`` runs the plan with its root
 restricted to its share (:func:`root_plan`). Every match has exactly one root image, so the shares
 partition the matches and the total is the exact sum of the task results. Counts on engines that
-start from partial matches (``PREFIX_ENGINES``) split one level deeper, by the depth-2 partial
-matches (:func:`split_prefixes`), so a hub root's subtree spreads over several tasks.
+start from partial matches (``PREFIX_ENGINES``), and finds on gmatch, split one level deeper, by
+the depth-2 partial matches (:func:`split_prefixes`), so a hub root's subtree spreads over
+several tasks.
 
 Failures cannot double count: a task's result is read only from its *finished* future, once per
 task. A task that raised is re-run up to ``retries`` times (Dask's retries); a task whose worker
@@ -31,14 +32,18 @@ from .engines.base import PartialCount
 from .plan.planner import reorder
 
 __all__ = ["count_plan", "find_plan", "root_plan", "split_roots", "split_prefixes",
-           "count_share", "count_prefixes", "find_share", "gpu_client", "visible_gpus"]
+           "count_share", "count_prefixes", "find_share", "find_prefixes", "gpu_client",
+           "visible_gpus"]
 
 # tasks per worker thread: small enough per task to balance skewed roots, few enough to keep
 # the scheduler's per-task overhead (about a millisecond) negligible
 TASKS_PER_THREAD = 4
-# engines whose count can start from given partial matches (``count_from``; auto through its
-# GPU engine or, without one, the CPU engine): their counts split by depth-2 prefixes
+# engines that start from given partial matches (``count_from``/``iter_from``; auto through its
+# GPU engine or, without one, the CPU engine): their tasks split by depth-2 prefixes
 PREFIX_ENGINES = ("auto", "cpu", "gmatch")
+# ... and for finding: the CPU engine walks given prefixes one after another (its parallel
+# collection starts from the roots), so only gmatch's finds split by prefixes
+FIND_PREFIX_ENGINES = ("gmatch",)
 
 
 def split_roots(plan, tasks):
@@ -61,7 +66,7 @@ def split_prefixes(plan, tasks):
     """The depth-2 partial matches (root image, next image) dealt round-robin into at most
     ``tasks`` non-empty ``(n, 2)`` int32 arrays, or None for patterns of fewer than 3 nodes.
 
-    A count's tasks use these rather than roots: on skewed graphs one hub root can hold most of
+    Tasks on ``PREFIX_ENGINES`` use these rather than roots: on skewed graphs one hub root can hold most of
     the search (human dense_8_11 on two H200s: 128 root shares ran 1.03x faster than one GPU),
     while its subtree spreads over its neighbours here. Every match has one such prefix, so the
     shares still partition the matches.
@@ -76,11 +81,21 @@ def split_prefixes(plan, tasks):
     return [np.ascontiguousarray(rows[i::tasks]) for i in range(tasks) if rows[i::tasks].size]
 
 
+def _from_engine(engine):
+    """The engine that starts from partial matches: the named one, or auto's GPU engine."""
+    eng = _engine(engine)
+    return eng if hasattr(eng, "count_from") else eng.gpu
+
+
 def count_prefixes(plan, rows, engine="auto"):
     """One task: the number of matches below the partial matches ``rows`` (exact int)."""
-    eng = _engine(engine)
-    eng = getattr(eng, "gpu", eng) if not hasattr(eng, "count_from") else eng
-    return int(eng.count_from(plan, rows))
+    return int(_from_engine(engine).count_from(plan, rows))
+
+
+def find_prefixes(plan, rows, engine="auto"):
+    """One task: the matches below the partial matches ``rows``, rows in ``plan.order``."""
+    chunks = list(_from_engine(engine).iter_from(plan, rows))
+    return np.concatenate(chunks) if chunks else np.zeros((0, plan.k), dtype=np.int32)
 
 
 def root_plan(plan, roots):
@@ -118,9 +133,10 @@ def _submit(client, fn, plan, engine, tasks, retries):
     if tasks is None:
         tasks = TASKS_PER_THREAD * max(1, sum(client.nthreads().values()))
     shares = None
-    if fn is count_share and engine in PREFIX_ENGINES:
+    if engine in (PREFIX_ENGINES if fn is count_share else FIND_PREFIX_ENGINES):
         shares = split_prefixes(plan, tasks)
-        fn = count_prefixes if shares is not None else fn
+        if shares is not None:
+            fn = {count_share: count_prefixes, find_share: find_prefixes}[fn]
     if shares is None:
         shares = split_roots(plan, tasks)
     token = uuid.uuid4().hex

@@ -91,6 +91,22 @@ def test_counts_split_below_hub_roots(client):
         2 * G.number_of_edges()
 
 
+def test_prefix_shares_partition_the_mappings():
+    """What a gmatch worker's find task does (find_prefixes), on the CPU engine: the shares'
+    mappings together are the single run's, each once."""
+    import numpy as np
+
+    from nx_gsm.engines.cpu import CpuEngine
+
+    G, H = nx.gnm_random_graph(70, 260, seed=4), nx.cycle_graph(4)
+    plan, _, _ = prepare(G, H, "mono")
+    ref = sorted(map(tuple, np.concatenate(list(CpuEngine().iter_chunks(plan))).tolist()))
+    got = [dist.find_prefixes(plan, sh, engine="cpu") for sh in dist.split_prefixes(plan, 7)]
+    assert sorted(map(tuple, np.concatenate(got).tolist())) == ref
+    assert sum(dist.count_prefixes(plan, sh, engine="cpu")
+               for sh in dist.split_prefixes(plan, 7)) == len(ref)
+
+
 class KillOnce(distributed.WorkerPlugin):
     """Kills its worker process the first time a counting task starts executing (the marker
     file makes 'first' hold across the restarted worker)."""
