@@ -35,4 +35,5 @@ def test_counts_from_each_process_and_a_killed_one_not_counted(tmp_path):
     t = rec["tests"]
     assert (t["passed"], t["failed"]) == (2, 1) and t["timed_out"] == ["test_slow"]
     assert t["jobs"]["test_slow"]["rc"] == "timeout" and t["rc"] == 1
-    assert t["failures"] == ["test_bad::test_c"]
+    # junit's class name carries the file's path from pytest's rootdir, which varies
+    assert len(t["failures"]) == 1 and t["failures"][0].endswith("test_bad::test_c")
