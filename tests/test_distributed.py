@@ -5,8 +5,10 @@ re-run without double counting."""
 import doctest
 import os
 import sys
+from pathlib import Path
 
 import networkx as nx
+import numpy as np
 import pytest
 
 import nx_gsm
@@ -91,11 +93,24 @@ def test_counts_split_below_hub_roots(client):
         2 * G.number_of_edges()
 
 
+def test_multigpu_benchmark_find_check(client):
+    """benchmarks.multigpu's mapping check (run on GPU workers with gmatch there), on CPU
+    workers: equal for the cluster's find, unequal once a row is lost."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from benchmarks.multigpu import canonical_rows, find_exact
+
+    from nx_gsm.engines.cpu import CpuEngine
+
+    plan, _, _ = prepare(nx.gnm_random_graph(70, 260, seed=4), nx.cycle_graph(4), "mono")
+    ref = canonical_rows(np.concatenate(list(CpuEngine().iter_chunks(plan))))
+    ok, _, n = find_exact(plan, client, "cpu", ref)
+    assert ok and n == ref.shape[0]
+    assert not find_exact(plan, client, "cpu", ref[1:])[0]
+
+
 def test_prefix_shares_partition_the_mappings():
     """What a gmatch worker's find task does (find_prefixes), on the CPU engine: the shares'
     mappings together are the single run's, each once."""
-    import numpy as np
-
     from nx_gsm.engines.cpu import CpuEngine
 
     G, H = nx.gnm_random_graph(70, 260, seed=4), nx.cycle_graph(4)
