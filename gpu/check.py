@@ -780,8 +780,10 @@ def main(argv=None):
 
     run("warmup", phase_warmup, rec)
     if rec.get("device_reason") is None:
-        run("tests", phase_tests, rec, min(args.tests_timeout, max(30.0, left() * 0.3)), out_dir,
-            None, args.gamma_cases, args.tests_jobs)
+        # a share of what is left, so the later phases run too; all of it when tests run alone
+        share = 0.3 if set(phases) - {"warmup", "tests"} else 1.0
+        run("tests", phase_tests, rec, min(args.tests_timeout, max(30.0, left() * share)),
+            out_dir, None, args.gamma_cases, args.tests_jobs)
         run("conformance", phase_conformance, rec, not args.full_conformance,
             args.conformance_cases,
             args.conformance_engines.split(",") if args.conformance_engines else None)
