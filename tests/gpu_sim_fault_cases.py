@@ -88,25 +88,18 @@ def search_cases(name):
     if name == "gmatch":
         # the per-batch takeover: the third output allocation fails after rows of the first
         # batches were already emitted
-        eng = make_engine(name)
-        with faults.inject("output", "oom", times=None, skip=2):
-            mine = sorted(map(tuple, rows_of(eng.iter_chunks(plan, chunk=2), plan.k).tolist()))
-        how = eng.last_stats.get("recovered", "")
-        print(f"mid-stream takeover: rows={len(mine)} recovered={how!r}", flush=True)
-        if mine != ref or "unemitted" not in how:
-            sys.exit(1)
-        tried += 1
+        what, kind, times, skip, want = "mid-stream takeover", "oom", None, 2, "unemitted"
     else:
         # a fault after the search had produced rows: they were held, none was emitted twice
-        eng = make_engine(name)
-        with faults.inject("output", "launch", times=1, skip=1):
-            mine = sorted(map(tuple, rows_of(eng.iter_chunks(plan, chunk=2), plan.k).tolist()))
-        how = eng.last_stats.get("recovered", "")
-        print(f"{name} fault after produced rows: rows={len(mine)} recovered={how!r}", flush=True)
-        if mine != ref or "CPU" not in how:
-            sys.exit(1)
-        tried += 1
-    return tried
+        what, kind, times, skip, want = "fault after produced rows", "launch", 1, 1, "CPU"
+    eng = make_engine(name)
+    with faults.inject("output", kind, times=times, skip=skip):
+        mine = sorted(map(tuple, rows_of(eng.iter_chunks(plan, chunk=2), plan.k).tolist()))
+    how = eng.last_stats.get("recovered", "")
+    print(f"{name} {what}: rows={len(mine)} recovered={how!r}", flush=True)
+    if mine != ref or want not in how:
+        sys.exit(1)
+    return tried + 1
 
 
 def gamma_cases():
