@@ -57,28 +57,30 @@ def split_roots(plan, tasks):
     >>> [s.tolist() for s in split_roots(plan, 2)]
     [[0, 2, 4], [1, 3]]
     """
-    roots = plan.cand_flat[plan.cand_ptr[0]:plan.cand_ptr[1]]
-    tasks = max(1, min(int(tasks), roots.size))
-    return [np.ascontiguousarray(roots[i::tasks]) for i in range(tasks) if roots[i::tasks].size]
+    return _deal(plan.cand_flat[plan.cand_ptr[0]:plan.cand_ptr[1]], tasks)
+
+
+def _deal(items, tasks):
+    """``items`` (rows of an array) dealt round-robin into at most ``tasks`` non-empty arrays."""
+    tasks = max(1, min(int(tasks), items.shape[0]))
+    return [np.ascontiguousarray(items[i::tasks]) for i in range(tasks) if items[i::tasks].size]
 
 
 def split_prefixes(plan, tasks):
     """The depth-2 partial matches (root image, next image) dealt round-robin into at most
     ``tasks`` non-empty ``(n, 2)`` int32 arrays, or None for patterns of fewer than 3 nodes.
 
-    Tasks on ``PREFIX_ENGINES`` use these rather than roots: on skewed graphs one hub root can hold most of
-    the search (human dense_8_11 on two H200s: 128 root shares ran 1.03x faster than one GPU),
-    while its subtree spreads over its neighbours here. Every match has one such prefix, so the
-    shares still partition the matches.
+    Tasks on ``PREFIX_ENGINES`` use these rather than roots: on skewed graphs one hub root can
+    hold most of the search (human dense_8_11 on two H200s: 128 root shares ran 1.03x faster
+    than one GPU), while its subtree spreads over its neighbours here. Every match has one such
+    prefix, so the shares still partition the matches.
     """
     if plan.k < 3:
         return None
     from .engines.cpu import _expand, plan_arrays
 
     roots = plan.cand_flat[plan.cand_ptr[0]:plan.cand_ptr[1]].astype(np.int32)
-    rows = _expand(plan_arrays(plan), np.ascontiguousarray(roots[:, None]))
-    tasks = max(1, min(int(tasks), rows.shape[0]))
-    return [np.ascontiguousarray(rows[i::tasks]) for i in range(tasks) if rows[i::tasks].size]
+    return _deal(_expand(plan_arrays(plan), np.ascontiguousarray(roots[:, None])), tasks)
 
 
 def _from_engine(engine):

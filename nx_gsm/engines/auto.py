@@ -10,11 +10,10 @@ against gmatch's 1.28 s) and wordnet's 8-vertex sparse queries.
 1. **Small searches stay on the CPU.** A bounded sequential CPU search (``PROBE_STEPS``
    candidates, a fraction of a millisecond, doubling up to ``PROBE_MAX`` while its progress
    projects the whole search within ``PROBE_REACH``) runs first; what it finishes never leaves
-   the CPU, and an
-   enumeration it finished is returned from the probe's own rows (no second search). First-k
-   searches and enumerations with a small ``limit`` stay on the CPU for the same reason. The
-   cost model is not trusted to keep anything else on the CPU: on skewed graphs it estimated
-   6 x 10^4 rows for a star with 2 x 10^8 (a mean list length misses hubs).
+   the CPU, and an enumeration it finished is returned from the probe's own rows (no second
+   search). First-k searches and enumerations with a small ``limit`` stay on the CPU for the
+   same reason. The cost model is not trusted to keep anything else on the CPU: on skewed
+   graphs it estimated 6 x 10^4 rows for a star with 2 x 10^8 (a mean list length misses hubs).
 2. **Between the GPU engines, the cost model** (:func:`nx_gsm.plan.cost.estimate`: partial
    matches per depth, from the candidate space) decides:
 
