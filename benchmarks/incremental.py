@@ -5,7 +5,8 @@ GitHub (SNAP musae-github: ``shared/datasets/snap/github/edges.csv``) with 5 see
 GAMMA's GH; 6-vertex dense (average degree >= 3), sparse (connected, not a tree, average degree
 < 3) and tree patterns cut out of the data graph (seeded, so each has matches); batches of 0.1%,
 1% and 10% of the edges, half deletions of present edges and half insertions of held-out edges
-(seeded). Per batch: ``apply`` latency (``--counts-only``: the delta's sizes only, which the GPU
+(seeded). ``--variants`` applies the same batches side by side to GAMMA without work
+stealing and/or coalesced search, or to the CPU path. Per batch: ``apply`` latency (``--counts-only``: the delta's sizes only, which the GPU
 counts on the device), the delta's size, and a recount of the matches of the after-graph from
 scratch with the best static engine on the same device (``cpu``: the CPU
 engine; ``gamma``: gMatch on the GPU), each under a time cap (a capped recount is a lower bound).
@@ -136,8 +137,49 @@ def recount(G, H, engine, cap):
         type(c).__name__ != "PartialCount"
 
 
+VARIANTS = {"nosteal": dict(steal=False), "nocoalesce": dict(coalesce=False),
+            "plain": dict(steal=False, coalesce=False), "cpu": None}
+
+
+def _variant(G0, H, name):
+    """A matcher for a side-by-side variant: GAMMA without stealing and/or coalescing, or the
+    CPU path (``cpu``)."""
+    from nx_gsm.incremental import IncrementalMatcher
+
+    nm = iso.categorical_node_match("l", None)
+    if VARIANTS[name] is None:
+        return IncrementalMatcher(G0, H, engine="cpu", node_match=nm)
+    m = IncrementalMatcher(G0, H, engine="gamma", node_match=nm)
+    for attr, value in VARIANTS[name].items():
+        setattr(m._gamma, attr, value)
+    return m
+
+
+def _apply_variants(others, ins, dele, cap, counts_only, row):
+    """Apply the batch to every variant matcher; its time and delta sizes go into
+    ``row["variants"]`` (a variant cut by ``cap`` is dropped: its graph no longer follows)."""
+    out = row.setdefault("variants", {})
+    for name in list(others):
+        t = time.perf_counter()
+        try:
+            _alarm(cap)
+            r = others[name].apply(insert=ins, delete=dele, counts_only=counts_only)
+            signal.setitimer(signal.ITIMER_REAL, 0)
+        except _Timeout:
+            out[name] = dict(apply_s=None, apply_capped_s=cap)
+            del others[name]
+            continue
+        dt = time.perf_counter() - t
+        g = others[name]._gamma
+        out[name] = dict(apply_s=dt, added=r.num_added, removed=r.num_removed,
+                         exact=(r.num_added, r.num_removed) == (row.get("added"),
+                                                                 row.get("removed")),
+                         ratio=dt / row["apply_s"] if row.get("apply_s") else None,
+                         **({"gamma": dict(g.last_stats)} if g is not None else {}))
+
+
 def run(engine, patterns, fractions, batches, seed, cap, recount_cap, root=None, log=print,
-        counts_only=False):
+        counts_only=False, variants=()):
     from nx_gsm.incremental import IncrementalMatcher
 
     G = load_github(root, seed=seed)
@@ -149,6 +191,7 @@ def run(engine, patterns, fractions, batches, seed, cap, recount_cap, root=None,
             G0, bs = make_batches(G, fraction, batches, seed=seed)
             m = IncrementalMatcher(G0, H, engine=engine,
                                    node_match=iso.categorical_node_match("l", None))
+            others = {v: _variant(G0, H, v) for v in variants}
             for bi, (ins, dele) in enumerate(bs):
                 row = dict(pattern=kind, pattern_edges=H.number_of_edges(), fraction=fraction,
                            batch=bi, updates=len(ins) + len(dele))
@@ -163,6 +206,8 @@ def run(engine, patterns, fractions, batches, seed, cap, recount_cap, root=None,
                         row["gamma"] = dict(m._gamma.last_stats)
                 except _Timeout:
                     row.update(apply_s=None, apply_capped_s=cap)
+                if row["apply_s"] is not None and others:
+                    _apply_variants(others, ins, dele, cap, counts_only, row)
                 rs, rc, full = recount(m.graph, H, static, recount_cap)
                 if row["apply_s"] is None:  # the graph did not move: recount of the before-graph
                     row.update(recount_s=rs, recount=rc, recount_complete=full,
@@ -200,6 +245,9 @@ def main(argv=None):
                     help="0.1%% and 1%% batches, 2 per setting, 60 s caps")
     ap.add_argument("--counts-only", action="store_true",
                     help="apply(counts_only=True): sizes of the delta, no mappings built")
+    ap.add_argument("--variants", default="",
+                    help="side by side on the same batches, comma-separated: nosteal, "
+                         "nocoalesce, plain (neither), cpu (the CPU path)")
     ap.add_argument("--datasets", default=None)
     ap.add_argument("--out", default=None, help="JSON record path")
     a = ap.parse_args(argv)
@@ -210,12 +258,12 @@ def main(argv=None):
     t = time.perf_counter()
     rows = run(a.engine, a.patterns.split(","), fractions, a.batches, a.seed, a.cap,
                a.recount_cap, a.datasets, log=lambda s: print(s, flush=True),
-               counts_only=a.counts_only)
+               counts_only=a.counts_only, variants=[v for v in a.variants.split(",") if v])
     rec = dict(benchmark="incremental", engine=a.engine, dataset="snap/github", labels=5,
                seed=a.seed, pattern_vertices=6, patterns=a.patterns.split(","),
                fractions=fractions, batches=a.batches,
                caps=dict(apply_s=a.cap, recount_s=a.recount_cap),
-               quick=a.quick, counts_only=a.counts_only, wall_s=time.perf_counter() - t,
+               quick=a.quick, counts_only=a.counts_only, variants=a.variants, wall_s=time.perf_counter() - t,
                machine=machine_info(), rows=rows)
     if a.out:
         Path(a.out).parent.mkdir(parents=True, exist_ok=True)

@@ -135,11 +135,62 @@ def wide():
             sys.exit(1)
 
 
+def symmetric():
+    """The digest's T-A5: patterns with non-trivial automorphisms (a triangle with a pendant, a
+    star, a 4-cycle, a diamond) on a graph with hubs, labelled and not, directed and not, both
+    modes: stealing and coalescing on (the default) and off give the CPU path's answers, counts
+    included; some run steals and some search fewer pattern pairs than they seed."""
+    rnd = random.Random(11)
+    tri = nx.Graph([(0, 1), (1, 2), (2, 0), (2, 3)])
+    pats = [tri, nx.star_graph(3), nx.cycle_graph(4), nx.complete_graph(4)]
+    pats[3].remove_edge(0, 1)
+    stole = fewer = 0
+    for i, H in enumerate(pats * 2):
+        directed, induced = i >= 4, bool(i % 2)
+        G = nx.gnm_random_graph(22, 50, seed=i, directed=directed)
+        G.add_edges_from((0, v) for v in range(1, 22, 2))
+        G.add_edges_from((v, 1) for v in range(2, 22, 3))
+        H = H.to_directed() if directed and i % 4 != 1 else (
+            nx.DiGraph(H.edges()) if directed else H)
+        nm = None
+        if i % 3 == 2:
+            for X in (G, H):
+                nx.set_node_attributes(X, {v: v % 2 for v in X}, "c")
+            nm = iso.categorical_node_match("c", None)
+        kw = dict(induced=induced, node_match=nm)
+        ref = IncrementalMatcher(G, H, engine="cpu", **kw)
+        on = IncrementalMatcher(G, H, engine="gamma", **kw)
+        off = IncrementalMatcher(G, H, engine="gamma", **kw)
+        off._gamma.steal = off._gamma.coalesce = False
+        cnt = IncrementalMatcher(G, H, engine="gamma", **kw)
+        edges = list(G.edges())
+        dele = rnd.sample(edges, 4)
+        ins = [(u, v) for u, v in ((0, 2), (1, 4), (3, 5), (6, 9), (0, 22)) if not G.has_edge(u, v)]
+        b = dict(insert=ins, delete=dele, nodes=[(22, {"c": 0})])
+        rc, rn, rf = ref.apply(**b), on.apply(**b), off.apply(**b)
+        rk = cnt.apply(**b, counts_only=True)
+        st = on._gamma.last_stats
+        same = all(as_set(x.added) == as_set(rc.added) and as_set(x.removed) == as_set(rc.removed)
+                   and (x.num_added, x.num_removed) == (len(rc.added), len(rc.removed))
+                   for x in (rn, rf))
+        same = same and (rk.num_added, rk.num_removed) == (len(rc.added), len(rc.removed))
+        stole += st.get("steals", 0) > 0
+        fewer += st["pairs_searched"].split(" of ")[0] != st["pairs_searched"].split(" of ")[1]
+        print(f"symmetric {i} directed={directed} induced={induced} nm={nm is not None} "
+              f"+{rc.num_added} -{rc.num_removed} ok={same} {st}", flush=True)
+        if not same:
+            sys.exit(1)
+    print(f"symmetric: {stole} runs stole, {fewer} searched fewer pairs", flush=True)
+    if not stole or not fewer:
+        sys.exit(1)
+
+
 def main():
     n = int(os.environ.get("GAMMA_SIM_CASES", "40"))
     for seed in range(n):
         case(seed)
     wide()
+    symmetric()
     print("SIM OK")
 
 

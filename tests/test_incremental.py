@@ -684,3 +684,27 @@ def test_other_row_containers():
         m.apply(nodes=pd.DataFrame({"node": [7]}))
     d = m.apply(delete_nodes=FakeCudf(pd.Series([3])))  # a cudf Series goes through to_pandas
     assert 3 not in m.graph and d.num_removed == 2
+
+
+def test_incremental_benchmark_variants_side_by_side(monkeypatch):
+    """benchmarks.incremental on a small labelled graph: each batch applied to a side-by-side
+    variant (the CPU path here; GAMMA's on the card) gives the same delta sizes, and the
+    recount follows the graph."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from benchmarks import incremental as bench
+
+    def small(root=None, labels=5, seed=0):
+        G = nx.gnp_random_graph(60, 0.2, seed=3)
+        nx.set_node_attributes(G, {v: v % 2 for v in G}, "l")
+        return G
+
+    monkeypatch.setattr(bench, "load_github", small)
+    rows = bench.run("cpu", ["dense"], [0.02], 2, 0, 60, 60, variants=["cpu"], log=lambda s: None)
+    assert len(rows) == 2
+    for r in rows:
+        v = r["variants"]["cpu"]
+        assert v["exact"] and (v["added"], v["removed"]) == (r["added"], r["removed"])
+        assert r["added"] + r["removed"] > 0 and r["recount_complete"]

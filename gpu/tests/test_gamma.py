@@ -6,7 +6,8 @@ induced, node and edge labels, self-loops, parallel edges, node insertions and d
 batch's added/removed equal the CPU path's and the difference of VF2's results (and
 ``counts_only`` their sizes); order invariance
 (the same batch shuffled) and "one batch equals the same updates split into two, net"; a batch
-whose output overflows the first device buffer; the device graph after many batches equals the
+whose output overflows the first device buffer; work stealing and coalesced search on and off
+give the same answers (the digest's T-A5); the device graph after many batches equals the
 matcher's graph.
 """
 
@@ -107,9 +108,10 @@ def test_random_batches_equal_cpu_path_and_vf2(block):
         cpu = IncrementalMatcher(G, H, engine="cpu", **kw)
         gpu = IncrementalMatcher(G, H, engine="gamma", **kw)
         cnt = IncrementalMatcher(G, H, engine="gamma", **kw)
+        after = _vf2(gpu.graph, H, kw["induced"], kw["node_match"], kw["edge_match"])
         for _ in range(3):
             b = _batch(rnd, gpu.graph, nl, nel, rnd.choice([2, 6]))
-            before = _vf2(gpu.graph, H, kw["induced"], kw["node_match"], kw["edge_match"])
+            before = after
             rg, rc = gpu.apply(**b), cpu.apply(**b)
             rn = cnt.apply(**b, counts_only=True)
             assert (rn.num_added, rn.num_removed) == (rg.num_added, rg.num_removed), seed
@@ -139,6 +141,67 @@ def test_order_invariance_and_split_batches(seed):
     plus = (_set(ra.added) - _set(rb.removed)) | (_set(rb.added) - _set(ra.removed))
     minus = (_set(ra.removed) - _set(rb.added)) | (_set(rb.removed) - _set(ra.added))
     assert plus == _set(r1.added) and minus == _set(r1.removed)
+
+
+def _hub_graph(n, m, seed, directed):
+    G = nx.gnm_random_graph(n, m, seed=seed, directed=directed)
+    G.add_edges_from((0, v) for v in range(1, n, 3))  # hubs: skewed work per update
+    G.add_edges_from((v, 1) for v in range(2, n, 5))
+    return G
+
+
+@pytest.mark.parametrize("directed", [False, True])
+@pytest.mark.parametrize("induced", [False, True])
+def test_stealing_and_coalescing_change_nothing(directed, induced):
+    """The digest's T-A5 on the card: patterns with automorphisms (triangle + pendant, star,
+    4-cycle, diamond) on graphs with hubs, labelled and not; GAMMA with stealing and coalescing
+    (default), with neither, and with each alone give the CPU path's answers and counts; the
+    default run steals and searches fewer pattern pairs than it seeds."""
+    rnd = random.Random(5)
+    tri = nx.Graph([(0, 1), (1, 2), (2, 0), (2, 3)])
+    diamond = nx.complete_graph(4)
+    diamond.remove_edge(0, 1)
+    stole = fewer = 0
+    for i, H in enumerate([tri, nx.star_graph(3), nx.cycle_graph(4), diamond]):
+        G = _hub_graph(600, 2400, i, directed)
+        if directed:
+            H = nx.DiGraph(H.edges()) if i % 2 else H.to_directed()
+        nm = None
+        if i >= 2:
+            for X in (G, H):
+                nx.set_node_attributes(X, {v: v % 2 for v in X}, "c")
+            nm = iso.categorical_node_match("c", None)
+        kw = dict(induced=induced, node_match=nm)
+        ref = IncrementalMatcher(G, H, engine="cpu", **kw)
+        ms = {}
+        for steal in (True, False):
+            for co in (True, False):
+                ms[steal, co] = IncrementalMatcher(G, H, engine="gamma", **kw)
+                ms[steal, co]._gamma.steal, ms[steal, co]._gamma.coalesce = steal, co
+        cnt = IncrementalMatcher(G, H, engine="gamma", **kw)
+        for _ in range(2):
+            edges = list(ref.graph.edges())
+            dele = rnd.sample(edges, 40)
+            ins = set()
+            while len(ins) < 40:
+                u, v = rnd.randrange(600), rnd.randrange(600)
+                if u != v and not ref.graph.has_edge(u, v) and (v, u) not in ins:
+                    ins.add((u, v))
+            b = dict(insert=sorted(ins), delete=dele)
+            rc = ref.apply(**b)
+            want = (_set(rc.added), _set(rc.removed))
+            for key, m in ms.items():
+                r = m.apply(**b)
+                assert (_set(r.added), _set(r.removed)) == want, (i, key)
+                assert (r.num_added, r.num_removed) == (len(want[0]), len(want[1])), (i, key)
+            rn = cnt.apply(**b, counts_only=True)
+            assert (rn.num_added, rn.num_removed) == (len(want[0]), len(want[1])), i
+            st = ms[True, True]._gamma.last_stats
+            stole += st["steals"] > 0
+            searched, seeded = st["pairs_searched"].split(" of ")
+            fewer += int(searched) < int(seeded)
+            assert ms[False, True]._gamma.last_stats["steals"] == 0
+    assert stole > 0 and fewer > 0, (stole, fewer)
 
 
 def test_output_larger_than_the_device_buffer():

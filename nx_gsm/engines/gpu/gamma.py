@@ -26,9 +26,15 @@ Implements GAMMA (Qiu et al., *GPU-Accelerated Batch-Dynamic Subgraph Matching*,
   pairs, then new/deleted nodes) are totally ordered; a task of rank ``r`` rejects a candidate
   whose newly checked pairs (the pairs its checks actually constrain), self-loop or node is an
   updated item of rank ``< r``, so each match is produced only from its smallest updated item.
-* **Scheduling.** Warps take tasks from an atomic counter. The paper's intra-block work stealing
-  (Sec. V-A) and coalesced search over automorphic edge groups (Sec. V-B) are not implemented
-  (``docs/incremental.md`` says why).
+* **Scheduling and work stealing (Sec. V-A).** Warps take tasks from an atomic counter, heaviest
+  seeds (degree product) first; once it is drained, an idle warp steals the tail half of the
+  untaken candidates at a busy warp's shallowest level, with the partial match above it, from
+  the per-warp level pointers the block keeps in shared memory (the digest's A2.8 protocol:
+  a per-warp lock, atomic reads since Numba has no ``volatile``).
+* **Coalesced search (Sec. V-B, the digest's k = 0 case).** Seeded pattern pairs are grouped
+  into orbits of the pattern's label-preserving automorphisms; only a representative per orbit
+  is searched, the other members' matches are its matches composed with the automorphism, and
+  counts weigh the representative's matches by the orbit size.
 
 Exactness: ``added``/``removed`` equal the CPU path's (``nx_gsm.incremental``), which equals the
 difference of VF2's results (tests/test_gpu_gamma_sim.py, gpu/tests/test_gamma.py).
@@ -37,6 +43,7 @@ difference of VF2's results (tests/test_gpu_gamma_sim.py, gpu/tests/test_gamma.p
 from __future__ import annotations
 
 import logging
+import os
 import time
 
 import numpy as np
@@ -44,7 +51,7 @@ from numba import cuda, int32, int64
 
 from ...plan.planner import _depth_arrays
 from . import faults
-from .common import _ballot, _kernel_array, _quiet, _sim_reset, _wsync
+from .common import _ballot, _host, _kernel_array, _pause, _quiet, _sim_reset, _wsync
 from .device import array_module, device_reason, is_simulator
 
 __all__ = ["RowPMA", "GammaDelta", "gamma_reason", "KMAX"]
@@ -55,7 +62,7 @@ _SIM = is_simulator()
 
 KMAX = 16  # deepest pattern the kernel's per-lane arrays hold
 EMAX = 63  # most pattern edge entries an int64 label mask holds
-_WPB = 4  # warps per block
+_WPB = 4 if _SIM else 16  # warps per block (the simulator runs each as 32 threads)
 _NORANK = np.iinfo(np.int64).max
 
 
@@ -347,73 +354,240 @@ def _ok(d, v, m, rank, bo, bc, order_t, chk_ptr, chk_j, chk_out, chk_in, chk_peo
 
 
 @cuda.jit(device=True)
-def _emit(out, r, m, d, k, bo, order_t, out_cap):
-    """Write the match ``m[0..d]`` as row ``r`` of ``out`` (columns by pattern node id)."""
+def _emit(out, out_tab, r, m, d, bo, tab, order_t, out_cap):
+    """Write the match ``m[0..d]`` as row ``r`` of ``out`` (columns by pattern node id) and the
+    order table it came from (the host applies that table's orbit permutations)."""
     if r < out_cap:
         for j in range(d + 1):
             out[r, order_t[bo + j]] = m[j]
+        out_tab[r] = tab
+
+
+@cuda.jit(device=True)
+def _lock(S_lock, w):
+    while cuda.atomic.cas(S_lock, w, int32(0), int32(1)) != 0:
+        _pause(32)
+    cuda.threadfence_block()
+
+
+@cuda.jit(device=True)
+def _unlock(S_lock, w):
+    cuda.threadfence_block()
+    cuda.atomic.exch(S_lock, w, int32(0))
+
+
+@cuda.jit(device=True)
+def _peek(S, w, j):
+    """Another warp's shared-memory word (an atomic read: Numba has no ``volatile``)."""
+    return cuda.atomic.add(S, (w, j), 0)
+
+
+@cuda.jit(device=True)
+def _find_victim(wib, k, S_lock, S_p, S_end, S_busy, B):
+    """GAMMA Sec. V-A active stealing (the digest's A2.8 protocol), run by lane 0 of an idle
+    warp: the first other warp of the block (scanning from the next one) with >= 2 untaken
+    entries at some level; returns with that warp's lock held and ``B[wib, 0..3]`` = (victim,
+    level, first stolen entry, entries), the shallowest such level, the tail half of its untaken
+    entries. Returns 1 if so, 0 if nothing is stealable now but some warp is busy, -1 if no
+    other warp of the block is busy (the thief may leave)."""
+    busy = 0
+    for i in range(1, _WPB):
+        v = (wib + i) % _WPB
+        if cuda.atomic.add(S_busy, v, 0) == 0:
+            continue
+        busy = 1
+        hit = -1
+        for lv in range(k - 1):  # unlocked peek first: locks are the victim's hot path
+            if _peek(S_end, v, lv) - _peek(S_p, v, lv) >= 2:
+                hit = lv
+                break
+        if hit < 0:
+            continue
+        _lock(S_lock, v)
+        for lv in range(k - 1):
+            pp = _peek(S_p, v, lv)
+            ee = _peek(S_end, v, lv)
+            if ee - pp >= 2:
+                take = (ee - pp) // 2
+                B[wib, 0] = v
+                B[wib, 1] = lv
+                B[wib, 2] = ee - take
+                B[wib, 3] = take
+                return 1
+        _unlock(S_lock, v)
+    if busy == 0:
+        return -1
+    return 0
 
 
 @cuda.jit
-def _delta_kernel(n_tasks, t_rank, t_x, t_y, t_tab, k, order_t, chk_ptr, chk_j, chk_out, chk_in,
-                  chk_peo, chk_pei, drv_ptr, drv_j, drv_dir, loop_used, ct, rstart, rlen, adj,
-                  amult, aemask, irstart, irlen, iadj, tflag, mkeys, mranks, nn, n_nodes, has_el,
-                  mono, directed, cbuf, out, out_cap, ctl):
+def _delta_kernel(n_tasks, t_rank, t_x, t_y, t_tab, tab_wt, k, order_t, chk_ptr, chk_j, chk_out,
+                  chk_in, chk_peo, chk_pei, drv_ptr, drv_j, drv_dir, loop_used, ct, rstart, rlen,
+                  adj, amult, aemask, irstart, irlen, iadj, tflag, mkeys, mranks, nn, n_nodes,
+                  has_el, mono, directed, cbuf, out, out_tab, out_cap, ctl, steal):
     """GAMMA Alg. 1 (WBM) with the digest's corrections: one warp per task (an updated item
     seeded onto a pattern pair, loop or isolated node), warp-cooperative candidate generation
     per depth (lanes split the shortest backward-neighbour row, ballot compaction into the
     warp's level buffer ``cbuf``), depth-first over the levels. ``ctl[0]`` hands out tasks,
-    ``ctl[1]`` counts matches (rows past ``out_cap`` are counted, not written)."""
+    ``ctl[2]`` counts steals, ``ctl[1]`` counts matches (rows past ``out_cap`` are counted, not written; with
+    ``out_cap == 0`` each match counts ``tab_wt`` of its order table: the size of its pattern
+    pair's automorphism orbit, Sec. V-B).
+
+    Work stealing (Sec. V-A, ``steal != 0``): each warp's level pointers ``S_p``/``S_end``, its
+    partial match ``S_m`` and task ``S_task`` sit in shared memory behind a per-warp lock; once
+    the task counter is drained, an idle warp takes the tail half of the untaken entries at a
+    busy warp's shallowest level with >= 2 of them, with the partial match above it, and
+    searches them as its own work (levels below the stolen one are the victim's)."""
     lane = cuda.threadIdx.x % 32
     wib = cuda.threadIdx.x // 32
-    gw = cuda.blockIdx.x * (cuda.blockDim.x // 32) + wib
-    shared = cuda.shared.array(_WPB, int64)
+    gw = cuda.blockIdx.x * _WPB + wib
+    B = cuda.shared.array((_WPB, 5), int64)  # lane 0's broadcasts
+    S_m = cuda.shared.array((_WPB, KMAX), int32)
+    S_p = cuda.shared.array((_WPB, KMAX), int32)
+    S_end = cuda.shared.array((_WPB, KMAX), int32)
+    S_task = cuda.shared.array((_WPB, 2), int64)
+    S_lock = cuda.shared.array(_WPB, int32)
+    S_busy = cuda.shared.array(_WPB, int32)
     m = cuda.local.array(KMAX, int32)
-    p = cuda.local.array(KMAX, int32)
-    cnt = cuda.local.array(KMAX, int32)
     below = (1 << lane) - 1
+    if lane == 0:
+        S_lock[wib] = 0
+        S_busy[wib] = 1
+        for j in range(KMAX):
+            S_p[wib, j] = 0
+            S_end[wib, j] = 0
+    cuda.syncthreads()
+    drained = False
+    ns_back = 64
     while True:
-        # a persistent warp takes its next task from the global counter (GAMMA leaves this open;
-        # the digest's A2.7 inference)
-        if lane == 0:
-            shared[wib] = cuda.atomic.add(ctl, 0, 1)
-        _wsync()
-        t = shared[wib]
-        _wsync()
-        if t >= n_tasks:
-            break
-        rank = t_rank[t]
-        bo = t_tab[t] * k
-        bc = t_tab[t] * (k + 1)
-        ok = _ok(0, t_x[t], m, rank, bo, bc, order_t, chk_ptr, chk_j, chk_out, chk_in, chk_peo,
-                 chk_pei, loop_used, ct, rstart, rlen, adj, amult, aemask, tflag, mkeys, mranks,
-                 nn, has_el, mono, directed)
-        m[0] = t_x[t]
-        ns = 1
-        if ok and t_y[t] >= 0:
-            ok = _ok(1, t_y[t], m, rank, bo, bc, order_t, chk_ptr, chk_j, chk_out, chk_in,
+        t = n_tasks
+        if not drained:
+            # a persistent warp takes its next task from the global counter (the digest's A2.7)
+            if lane == 0:
+                B[wib, 0] = cuda.atomic.add(ctl, 0, 1)
+            _wsync()
+            t = B[wib, 0]
+            _wsync()
+            if t >= n_tasks:
+                drained = True
+        if t < n_tasks:
+            rank = t_rank[t]
+            tab = t_tab[t]
+            bo = tab * k
+            bc = tab * (k + 1)
+            ok = _ok(0, t_x[t], m, rank, bo, bc, order_t, chk_ptr, chk_j, chk_out, chk_in,
                      chk_peo, chk_pei, loop_used, ct, rstart, rlen, adj, amult, aemask, tflag,
                      mkeys, mranks, nn, has_el, mono, directed)
-            m[1] = t_y[t]
-            ns = 2
-        if not ok:
-            continue
-        if ns == k:
+            m[0] = t_x[t]
+            ns = 1
+            if ok and t_y[t] >= 0:
+                ok = _ok(1, t_y[t], m, rank, bo, bc, order_t, chk_ptr, chk_j, chk_out, chk_in,
+                         chk_peo, chk_pei, loop_used, ct, rstart, rlen, adj, amult, aemask,
+                         tflag, mkeys, mranks, nn, has_el, mono, directed)
+                m[1] = t_y[t]
+                ns = 2
+            if not ok:
+                continue
+            if ns == k:
+                if lane == 0:
+                    w1 = 1
+                    if out_cap == 0:
+                        w1 = tab_wt[tab]
+                    _emit(out, out_tab, cuda.atomic.add(ctl, 1, w1), m, k - 1, bo, tab,
+                          order_t, out_cap)
+                continue
+            if lane == 0:  # the prefix thieves copy (no level of this warp is stealable yet)
+                for j in range(ns):
+                    cuda.atomic.exch(S_m, (wib, j), m[j])
+                cuda.atomic.exch(S_task, (wib, 0), int64(rank))
+                cuda.atomic.exch(S_task, (wib, 1), int64(tab))
+            base = ns
+            d = ns
+            gen = True
+        else:
+            if steal == 0:
+                break
             if lane == 0:
-                _emit(out, cuda.atomic.add(ctl, 1, 1), m, k - 1, k, bo, order_t, out_cap)
-            continue
-        d = ns
-        gen = True
+                cuda.atomic.exch(S_busy, wib, int32(0))
+                B[wib, 4] = _find_victim(wib, k, S_lock, S_p, S_end, S_busy, B)
+            _wsync()
+            st = B[wib, 4]
+            _wsync()
+            if st != 1:
+                if st < 0:
+                    break
+                if lane == 0:
+                    _pause(ns_back)
+                if ns_back < 4096:
+                    ns_back *= 2
+                continue
+            ns_back = 64
+            v = B[wib, 0]
+            lv = B[wib, 1]
+            mid = B[wib, 2]
+            take = B[wib, 3]
+            vgw = cuda.blockIdx.x * _WPB + v
+            for i in range(lane, take, 32):  # the victim's lock is held: copy its tail half
+                cbuf[gw, lv, i] = cbuf[vgw, lv, mid + i]
+            cuda.threadfence_block()
+            _wsync()
+            if lane == 0:
+                cuda.atomic.exch(S_end, (v, lv), int32(mid))
+                for j in range(lv):
+                    S_m[wib, j] = _peek(S_m, v, j)
+                rank_v = _peek(S_task, v, 0)
+                tab_v = _peek(S_task, v, 1)
+                _unlock(S_lock, v)
+                _lock(S_lock, wib)
+                S_task[wib, 0] = rank_v
+                S_task[wib, 1] = tab_v
+                S_p[wib, lv] = 0
+                S_end[wib, lv] = take
+                cuda.atomic.exch(S_busy, wib, int32(1))
+                _unlock(S_lock, wib)
+                cuda.atomic.add(ctl, 2, 1)
+            _wsync()
+            for j in range(lv):
+                m[j] = S_m[wib, j]
+            rank = S_task[wib, 0]
+            tab = S_task[wib, 1]
+            bo = tab * k
+            bc = tab * (k + 1)
+            _wsync()
+            base = lv
+            d = lv
+            gen = False
         while True:
             if not gen:
-                if p[d] < cnt[d]:
-                    m[d] = cbuf[gw, d, p[d]]
-                    p[d] += 1
+                if d == k - 1:  # the last depth writes its matches and keeps no buffer
+                    d -= 1
+                    if d < base:
+                        break
+                    continue
+                # take the next untaken entry of level d (under the warp's lock: thieves lower
+                # S_end), or backtrack
+                if lane == 0:
+                    if steal != 0:
+                        _lock(S_lock, wib)
+                    pp = S_p[wib, d]
+                    r = -1
+                    if pp < S_end[wib, d]:
+                        r = cbuf[gw, d, pp]
+                        S_p[wib, d] = pp + 1
+                        S_m[wib, d] = r
+                    if steal != 0:
+                        _unlock(S_lock, wib)
+                    B[wib, 0] = r
+                _wsync()
+                r = B[wib, 0]
+                _wsync()
+                if r >= 0:
+                    m[d] = r
                     d += 1
                     gen = True
                 else:
                     d -= 1
-                    if d < ns:
+                    if d < base:
                         break
                 continue
             gen = False
@@ -439,6 +613,9 @@ def _delta_kernel(n_tasks, t_rank, t_x, t_y, t_tab, k, order_t, chk_ptr, chk_j, 
                     n = b
                     kind = kd
             total = 0
+            wt = 1
+            if out_cap == 0:
+                wt = tab_wt[tab]
             for i0 in range(0, n, 32):
                 i = i0 + lane
                 v = -1
@@ -460,19 +637,27 @@ def _delta_kernel(n_tasks, t_rank, t_x, t_y, t_tab, k, order_t, chk_ptr, chk_j, 
                 pos = cuda.popc(mask & below)
                 if d == k - 1:
                     if lane == 0:
-                        shared[wib] = cuda.atomic.add(ctl, 1, c)
+                        B[wib, 0] = cuda.atomic.add(ctl, 1, c * wt)
                     _wsync()
                     if good:
                         m[d] = v
-                        _emit(out, shared[wib] + pos, m, d, k, bo, order_t, out_cap)
+                        _emit(out, out_tab, B[wib, 0] + pos, m, d, bo, tab, order_t, out_cap)
                     _wsync()
                 else:
                     if good:
                         cbuf[gw, d, total + pos] = v
                     total += c
+            if d < k - 1:
+                cuda.threadfence_block()
+                _wsync()
+                if lane == 0:  # publish the level (it was exhausted: no thief reads it now)
+                    if steal != 0:
+                        _lock(S_lock, wib)
+                    S_p[wib, d] = 0
+                    S_end[wib, d] = total
+                    if steal != 0:
+                        _unlock(S_lock, wib)
             _wsync()
-            cnt[d] = total
-            p[d] = 0
 
 
 # ---------------------------------------------------------------------------------------------
@@ -495,6 +680,11 @@ class GammaDelta:
         Upper bound on resident warps (default: enough for the device).
     out_capacity : int, optional
         Initial output rows (grown and re-run when a batch has more).
+    steal : bool, optional
+        Intra-block work stealing (default on; ``NX_GSM_GAMMA_STEAL=0`` turns it off).
+    coalesce : bool, optional
+        Coalesced search over automorphic pattern pairs (default on;
+        ``NX_GSM_GAMMA_COALESCE=0`` turns it off). The answers are the same either way.
 
     Device faults (out of memory, a failed launch) are not atomic on the device -- the graph
     update may stop half-way -- so :meth:`delta` drops the device graph and re-raises, and the
@@ -507,7 +697,7 @@ class GammaDelta:
     >>> m.apply(insert=[(0, 5)]).num_added                     # doctest: +SKIP
     """
 
-    def __init__(self, matcher, warps=None, out_capacity=1 << 16):
+    def __init__(self, matcher, warps=None, out_capacity=1 << 16, steal=None, coalesce=None):
         reason = gamma_reason()
         if reason is not None:
             raise RuntimeError(f"engine 'gamma' is not available: {reason}")
@@ -522,6 +712,11 @@ class GammaDelta:
         self.k = k
         self.warps = warps
         self.out_capacity = int(out_capacity)
+        env = os.environ.get
+        self.steal = bool(steal if steal is not None else env("NX_GSM_GAMMA_STEAL", "1") != "0")
+        self.coalesce = bool(coalesce if coalesce is not None
+                             else env("NX_GSM_GAMMA_COALESCE", "1") != "0")
+        self._orbit_key = None
         self.directed = matcher._directed
         self.mono = 0 if matcher.induced else 1
         self.node_match = matcher.node_match
@@ -588,9 +783,88 @@ class GammaDelta:
             for n in chk:
                 chk[n].extend(arr[n].tolist())
         self.nodrv = nodrv
+        self.tab_wt = np.ones(len(orders), dtype=np.int64)
+        self.perms = {}
+        self.rep_pairs = self.pairs
         i32 = lambda x: np.asarray(x if len(x) else [0], dtype=np.int32)  # noqa: E731
         self.ptabs = dict(order_t=i32([u for o in orders for u in o]), chk_ptr=i32(chk_ptr),
                           drv_ptr=i32(drv_ptr), **{n: i32(v) for n, v in chk.items()})
+
+    # -- coalesced search (GAMMA Sec. V-B, the digest's k = 0 case) -----------------------------
+    def _orbits(self):
+        """Group the seeded pattern pairs into orbits of the pattern's automorphisms that keep
+        every node's candidate column (``nbits``: the node-label part of the vertex code, on the
+        current graph), loops and multiplicities; only one representative per orbit is searched,
+        the rest come from its matches by the automorphism (``_unfold``), and a count weighs the
+        representative's matches by the orbit's size. Every filter of the search is invariant
+        under such an automorphism, as the digest's A2.10 requires. Off with ``edge_match``
+        (edge-label bits are per data edge) or ``coalesce=False``."""
+        k = self.k
+        full = (1 << k) - 1
+        if self.node_match is None or not self.nbits.size or bool(np.all(self.nbits == full)):
+            color = np.zeros(k, dtype=np.int64)
+        else:
+            cols = [np.packbits(((self.nbits >> a) & 1).astype(np.uint8)).tobytes()
+                    for a in range(k)]
+            first = {}
+            color = np.array([first.setdefault(c, len(first)) for c in cols], dtype=np.int64)
+        key = tuple(color.tolist())
+        if key == self._orbit_key:
+            return
+        self._orbit_key = key
+        wt = np.ones_like(self.tab_wt)
+        perms = {}
+        pairs = [tuple(p) for p in self.pairs.tolist()]
+        reps = []
+        if not self.coalesce or self.edge_match is not None or len(pairs) < 2:
+            reps = pairs
+        else:
+            import networkx as nx
+            from networkx.algorithms import isomorphism as iso
+
+            hm = self.hm if self.directed else np.maximum(self.hm, self.hm.T)
+            X = nx.DiGraph()
+            X.add_nodes_from((a, {"c": (int(color[a]), int(self.hloop[a]))}) for a in range(k))
+            X.add_edges_from((a, b, {"m": int(hm[a, b])}) for a in range(k) for b in range(k)
+                             if hm[a, b] > 0)
+            outd, ind = (hm > 0).sum(axis=1), (hm > 0).sum(axis=0)
+
+            def inv(a, b):
+                return (X.nodes[a]["c"], X.nodes[b]["c"], int(hm[a, b]), int(hm[b, a]),
+                        int(outd[a]), int(ind[a]), int(outd[b]), int(ind[b]))
+
+            def marked(a, b):
+                Y = X.copy()
+                Y.nodes[a]["s"], Y.nodes[b]["s"] = 1, 2
+                return Y
+
+            def nm(x, y):
+                return x["c"] == y["c"] and x.get("s") == y.get("s")
+
+            def em(x, y):
+                return x["m"] == y["m"]
+
+            deadline = time.perf_counter() + 0.5  # a cap for big patterns: then fewer orbits
+            for P in pairs:
+                hit = None
+                if time.perf_counter() < deadline:
+                    for R in reps:
+                        if inv(*R) != inv(*P):
+                            continue
+                        M = iso.DiGraphMatcher(marked(*R), marked(*P), node_match=nm,
+                                               edge_match=em)
+                        if M.is_isomorphic():
+                            hit = R, np.array([M.mapping[u] for u in range(k)], dtype=np.int64)
+                            break
+                if hit is None:
+                    reps.append(P)
+                else:
+                    t = self.tab[hit[0]]
+                    perms.setdefault(t, []).append(hit[1])
+                    wt[t] += 1
+        self.tab_wt = wt
+        self.perms = perms
+        self.rep_pairs = np.array(reps, dtype=np.int64).reshape(-1, 2)
 
     # -- vertex codes and the candidate table (GAMMA Sec. IV-B) ------------------------------
     def _node_bits(self, datas):
@@ -757,6 +1031,7 @@ class GammaDelta:
         n_old = len(self.keys)
         self._grow_nodes(new_keys)
         self.nbits[n_old:] = nbits_new
+        self._orbits()
         kid = self.kid
         gone = np.array([kid[x] for x in batch.gone_nodes], dtype=np.int64)
         nn = len(self.keys) + 1
@@ -855,8 +1130,8 @@ class GammaDelta:
         parts = []
         loop = cx == cy
         pm = ~loop if self.mono == 0 else (~loop & (mult > 0))
-        if pm.any() and self.pairs.size:
-            P = self.pairs
+        if pm.any() and self.rep_pairs.size:
+            P = self.rep_pairs
             i = np.repeat(np.flatnonzero(pm), len(P))
             tab = np.array([self.tab[int(x), int(y)] for x, y in P], dtype=np.int64)
             parts.append((prank[i], cx[i], cy[i], np.tile(tab, int(pm.sum()))))
@@ -880,6 +1155,12 @@ class GammaDelta:
             return set() if cap is None else 0
         xp = self.xp
         rank, tx, ty, tab = tasks
+        # heaviest seeds first (a longest-processing-time order): the warps that draw the hub
+        # updates start at once instead of holding the kernel's tail
+        deg = self.odeg + (self.ideg if self.directed else 0) + 1
+        o = np.argsort(-(deg[tx] * np.where(ty >= 0, deg[np.maximum(ty, 0)], 1)),
+                       kind="stable")
+        rank, tx, ty, tab = rank[o], tx[o], ty[o], tab[o]
         n_tasks = rank.size
         k = self.k
         n_nodes = len(self.keys)
@@ -891,7 +1172,7 @@ class GammaDelta:
             blocks = 1
         else:
             warps = self.warps or 4096
-            warps = min(warps, max(1, (1 << 30) // (4 * k * cap)), n_tasks)
+            warps = min(warps, max(1, (1 << 30) // (4 * k * cap)), max(n_tasks, _WPB))
             blocks = max(1, -(-warps // _WPB))
         nw = blocks * _WPB
         faults.point("dfs_buffers")
@@ -901,6 +1182,7 @@ class GammaDelta:
         faults.point("plan_upload")
         targs = [a(xp.asarray(x.astype(dt))) for x, dt in
                  ((rank, np.int64), (tx, np.int32), (ty, np.int32), (tab, np.int32))]
+        wt = a(xp.asarray(self.tab_wt))
         pt = self.ptabs
         ptab_d = [a(xp.asarray(pt[n])) for n in ("order_t", "chk_ptr", "chk_j", "chk_out",
                                                    "chk_in", "chk_peo", "chk_pei", "drv_ptr",
@@ -913,15 +1195,16 @@ class GammaDelta:
         while True:
             faults.point("output")
             out = xp.full((max(out_cap, 1), k), -1, dtype=np.int32)
-            ctl = xp.zeros(2, dtype=np.int64)
+            out_tab = xp.zeros(max(out_cap, 1), dtype=np.int32)
+            ctl = xp.zeros(3, dtype=np.int64)
             _sim_reset()
             faults.point("launch")
             with _quiet():
                 _delta_kernel[blocks, _WPB * 32](
-                    n_tasks, *targs, k, *ptab_d, lu, a(self.ct), rs, rl, adj, mu, em, irs, irl,
-                    iadj, a(self.tflag), a(mk), a(mr), nn, n_nodes,
+                    n_tasks, *targs, wt, k, *ptab_d, lu, a(self.ct), rs, rl, adj, mu, em, irs,
+                    irl, iadj, a(self.tflag), a(mk), a(mr), nn, n_nodes,
                     int(self.edge_match is not None), self.mono, int(self.directed), a(cbuf),
-                    a(out), out_cap, a(ctl))
+                    a(out), a(out_tab), out_cap, a(ctl), int(self.steal))
             total = int(ctl[1])  # (synchronises)
             if total <= out_cap or count_only:
                 break
@@ -931,12 +1214,32 @@ class GammaDelta:
         st["tasks"] = st.get("tasks", 0) + int(n_tasks)
         st["matches"] = st.get("matches", 0) + total
         st["warps"] = nw
+        st["steals"] = st.get("steals", 0) + int(ctl[2])
+        st["pairs_searched"] = f"{len(self.rep_pairs)} of {len(self.pairs)}"
         st["kernel_s"] = st.get("kernel_s", 0.0) + time.perf_counter() - t0
         if count_only:
             return total
-        rows = out[:total]
-        rows = rows.get() if hasattr(rows, "get") else rows
+        rows = _host(out[:total])
+        tabs = _host(out_tab[:total])
+        rows = self._unfold(rows, tabs)
         keys = self.keys
         if self.ident:  # node keys are the ids 0..n-1 (as read from an edge list)
             return set(map(tuple, rows.tolist()))
         return {tuple([keys[v] for v in r]) for r in rows.tolist()}
+
+    def _unfold(self, rows, tabs):
+        """The rows searched from an orbit's representative pattern pair, plus their images
+        under each other member's automorphism (coalesced search, Sec. V-B): a match ``f`` seeded
+        on ``(a, b)`` gives ``f o sigma^-1`` seeded on ``(sigma(a), sigma(b))``."""
+        if not self.perms or not rows.shape[0]:
+            return rows
+        parts = [rows]
+        for t, sigmas in self.perms.items():
+            sel = rows[tabs == t]
+            if not sel.shape[0]:
+                continue
+            for sigma in sigmas:
+                img = np.empty_like(sel)
+                img[:, sigma] = sel
+                parts.append(img)
+        return np.concatenate(parts)
