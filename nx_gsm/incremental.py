@@ -861,6 +861,22 @@ def _induced(cls, nodes, edges, multi):
     return L
 
 
+def after_on_pairs(G0, batch):
+    """``G_after`` restricted to what ``batch`` can change: its touched pairs and the touched
+    nodes' loops (a small graph of ``G0``'s class, for reading each changed pair's after-state
+    without building the induced region of :class:`_Regions`)."""
+    NT = set(batch.new_nodes) | set(batch.gone_nodes)
+    for u, v in batch.touched.values():
+        NT.add(u)
+        NT.add(v)
+    pairs = set(batch.touched.values()) | {(n, n) for n in NT}
+    edges = ((u, v, d) for u, v in pairs if (d := _datum(G0, u, v)) is not None)
+    T = _induced(G0.__class__, ((n, G0._node[n]) for n in NT if n in G0), edges,
+                 G0.is_multigraph())
+    batch.apply_to(T)
+    return T
+
+
 class _Regions:
     """Local regions for the local path: for a set of centre nodes, the induced subgraphs of
     ``G_before`` and ``G_after`` on every node within ``radius`` (ignoring direction) of a centre

@@ -704,6 +704,10 @@ def test_incremental_benchmark_variants_side_by_side(monkeypatch):
     monkeypatch.setattr(bench, "load_github", small)
     rows = bench.run("cpu", ["dense"], [0.02], 2, 0, 60, 60, variants=["cpu"], log=lambda s: None)
     assert len(rows) == 2
+    again = bench.run("cpu", ["dense"], [0.02], 3, 0, 60, 60, log=lambda s: None,
+                      recount_first=True, warm=0)
+    assert [r.get("recount_reused", False) for r in again] == [False, True, True]
+    assert again[1]["recount_s"] == again[0]["recount_s"] and again[0]["recount"] > 0
     for r in rows:
         v = r["variants"]["cpu"]
         assert v["exact"] and (v["added"], v["removed"]) == (r["added"], r["removed"])

@@ -1009,11 +1009,11 @@ class GammaDelta:
             raise
 
     def _delta(self, matcher, batch, counts_only):
-        from ...incremental import _mult, _Regions, _same
+        from ...incremental import _mult, _same, after_on_pairs
 
         t_start = time.perf_counter()
         G0 = matcher._G
-        T1 = _Regions(G0, batch, 0, None).T1  # G_after on the touched nodes
+        T1 = after_on_pairs(G0, batch)  # G_after on the touched pairs and loops
         directed = self.directed
         new_keys = list(batch.new_nodes)
         nbits_new = self._node_bits([batch.new_nodes[x] for x in new_keys])
