@@ -236,6 +236,21 @@ def run(engine, patterns, fractions, batches, seed, cap, recount_cap, root=None,
     return rows
 
 
+def summary(row):
+    """One line per batch row: latency, recount, speedup, delta sizes, device phases, variants."""
+    g = row.get("gamma", {})
+    dev = " ".join(f"{k}={g[k]:.4g}" if isinstance(g[k], float) else f"{k}={g[k]}"
+                   for k in ("kernel_s", "steals", "total_s", "pairs_searched") if k in g)
+    var = " ".join(f"{n}={v['apply_s']:.4g}s{'' if v.get('exact') else '(DIFF)'}"
+                   if v.get("apply_s") else f"{n}=capped" for n, v in row.get("variants",
+                                                                          {}).items())
+    a = row.get("apply_s")
+    return (f"{row['pattern']} {row['fraction']} #{row['batch']} apply="
+            f"{'capped' if a is None else f'{a:.4g}s'} recount={row.get('recount_s') or 0:.4g}s "
+            f"speedup={row.get('speedup') or 0:.3g} +{row.get('added')} -{row.get('removed')} "
+            f"[{dev}] {var}")
+
+
 def _warm_up(engine):
     """Compile the kernels (JIT) outside the timings."""
     from nx_gsm.incremental import IncrementalMatcher
@@ -275,7 +290,8 @@ def main(argv=None):
     _warm_up(a.engine)
     t = time.perf_counter()
     rows = run(a.engine, a.patterns.split(","), fractions, a.batches, a.seed, a.cap,
-               a.recount_cap, a.datasets, log=lambda s: print(s, flush=True),
+               a.recount_cap, a.datasets,
+               log=lambda s: print(summary(json.loads(s)), flush=True),
                counts_only=a.counts_only, variants=[v for v in a.variants.split(",") if v],
                warm=a.warm, recount_first=a.recount_first)
     rec = dict(benchmark="incremental", engine=a.engine, dataset="snap/github", labels=5,
