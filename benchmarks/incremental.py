@@ -197,8 +197,8 @@ def run(engine, patterns, fractions, batches, seed, cap, recount_cap, root=None,
                                    node_match=iso.categorical_node_match("l", None))
             others = {v: _variant(G0, H, v) for v in variants}
             for ins, dele in bs[:warm]:
-                for x in (m, *others.values()):
-                    x.apply(insert=ins, delete=dele, counts_only=counts_only)
+                m.apply(insert=ins, delete=dele, counts_only=counts_only)
+                _apply_variants(others, ins, dele, cap, counts_only, {})
             rs = full = None  # the setting's first recount (``recount_first``)
             for bi, (ins, dele) in enumerate(bs[warm:]):
                 row = dict(pattern=kind, pattern_edges=H.number_of_edges(), fraction=fraction,
