@@ -249,8 +249,8 @@ def phase_warmup(rec):
 
 def _test_jobs(gamma_cases, gamma_jobs):
     """``(name, pytest targets, extra env)`` per process of the tests phase: one per card test
-    file, GAMMA's random cases (20 parametrized blocks) dealt over ``gamma_jobs`` processes,
-    since VF2 on every batch keeps one process busy for minutes."""
+    file, GAMMA's random cases (``max(20, gamma_jobs)`` parametrized blocks) dealt over
+    ``gamma_jobs`` processes, since VF2 on every batch keeps one process busy for minutes."""
     files = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "tests").glob("test_gpu_*.py")
                    if not p.name.endswith("_sim.py"))  # the simulator test is CI's
     files += sorted(str(p.relative_to(ROOT)) for p in (ROOT / "gpu" / "tests").glob("test_*.py"))
@@ -262,8 +262,10 @@ def _test_jobs(gamma_cases, gamma_jobs):
             jobs.append((name, [f], {}))
             continue
         jobs.append(("test_gamma", [f, "-k", "not random_batches"], env))
-        blocks = [f"{f}::test_random_batches_equal_cpu_path_and_vf2[{b}]" for b in range(20)]
-        n = max(1, min(int(gamma_jobs), 20))
+        nb = max(20, int(gamma_jobs))  # at least a block per process
+        env = dict(env, GAMMA_BLOCKS=str(nb))
+        blocks = [f"{f}::test_random_batches_equal_cpu_path_and_vf2[{b}]" for b in range(nb)]
+        n = max(1, min(int(gamma_jobs), nb))
         for i in range(n):
             if gamma_cases > 0 and blocks[i::n]:
                 jobs.append((f"test_gamma_random_{i}", blocks[i::n], env))

@@ -2,6 +2,8 @@
 pytest processes, GAMMA's random blocks dealt over several, counts read from each junit file, and
 a process past the phase's time killed and reported instead of counted."""
 
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -23,6 +25,15 @@ def test_jobs_cover_every_card_file_and_every_gamma_block():
     assert all(env.get("GAMMA_CASES") == "40" for n, _, env in jobs if "gamma" in n)
     assert not any(n.startswith("test_gamma_random_")
                    for n, _, _ in check._test_jobs(gamma_cases=0, gamma_jobs=6))
+    # more processes than 20 blocks: the cases are cut into as many blocks, which pytest collects
+    many = [(ts, env) for n, ts, env in check._test_jobs(gamma_cases=40, gamma_jobs=50)
+            if n.startswith("test_gamma_random_")]
+    assert len(many) == 50 and all(env["GAMMA_BLOCKS"] == "50" for _, env in many)
+    out = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q",
+                          "-p", "no:cacheprovider", *[t for ts, _ in many for t in ts]],
+                         cwd=ROOT, capture_output=True, text=True,
+                         env=dict(os.environ, GAMMA_BLOCKS="50"))
+    assert "50 tests collected" in out.stdout, out.stdout[-2000:]
 
 
 def test_counts_from_each_process_and_a_killed_one_not_counted(tmp_path):
