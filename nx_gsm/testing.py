@@ -8,7 +8,7 @@ import random
 import networkx as nx
 import numpy as np
 
-__all__ = ["CLASSES", "random_graph", "random_case", "rows_of", "row_set"]
+__all__ = ["CLASSES", "random_graph", "random_case", "rows_of", "row_set", "kill_once_plugin"]
 
 CLASSES = [nx.Graph, nx.DiGraph, nx.MultiGraph, nx.MultiDiGraph]
 
@@ -76,3 +76,26 @@ def random_case(seed, *, densities=(0.15, 0.3, 0.5), edge_labels=(1, 2, 3), k_ma
         em = iso.categorical_multiedge_match if G.is_multigraph() else iso.categorical_edge_match
         kw["edge_match"] = em("w", None)
     return G, H, kw
+
+
+def kill_once_plugin(marker, prefix="gsm-count_"):
+    """A ``distributed.WorkerPlugin`` that kills its worker process the first time a task whose
+    key starts with ``prefix`` begins executing; the file ``marker`` makes "first" hold across
+    the restarted worker (the Dask retry tests)."""
+    import os
+
+    import distributed
+
+    class KillOnce(distributed.WorkerPlugin):
+        def __init__(self, marker):
+            self.marker = marker
+
+        def transition(self, key, start, finish, **kwargs):
+            name = key if isinstance(key, str) else str(key)
+            if finish == "executing" and name.startswith(prefix) and \
+                    not os.path.exists(self.marker):
+                with open(self.marker, "w") as fh:
+                    fh.write(name)
+                os._exit(1)
+
+    return KillOnce(marker)

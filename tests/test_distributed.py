@@ -14,12 +14,9 @@ import pytest
 import nx_gsm
 from nx_gsm import distributed as dist
 from nx_gsm.api import prepare
+from nx_gsm.testing import kill_once_plugin
 
 distributed = pytest.importorskip("distributed")
-cloudpickle = pytest.importorskip("cloudpickle")
-
-# the worker plugin below travels to the worker processes by value, not by module name
-cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
 
 @pytest.fixture(scope="module", params=[1, 2], ids=["1-worker", "2-workers"])
@@ -122,22 +119,6 @@ def test_prefix_shares_partition_the_mappings():
                for sh in dist.split_prefixes(plan, 7)) == len(ref)
 
 
-class KillOnce(distributed.WorkerPlugin):
-    """Kills its worker process the first time a counting task starts executing (the marker
-    file makes 'first' hold across the restarted worker)."""
-
-    def __init__(self, marker):
-        self.marker = marker
-
-    def transition(self, key, start, finish, **kwargs):
-        name = key if isinstance(key, str) else str(key)
-        if finish == "executing" and name.startswith("gsm-count_") and \
-                not os.path.exists(self.marker):
-            with open(self.marker, "w") as fh:
-                fh.write(name)
-            os._exit(1)
-
-
 def test_worker_killed_mid_task_counts_exactly(tmp_path):
     G = nx.gnm_random_graph(70, 260, seed=4)
     H = nx.cycle_graph(4)
@@ -146,7 +127,7 @@ def test_worker_killed_mid_task_counts_exactly(tmp_path):
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                   dashboard_address=":0") as cluster, \
             distributed.Client(cluster) as c:
-        c.register_plugin(KillOnce(str(marker)))
+        c.register_plugin(kill_once_plugin(str(marker)))
         assert nx_gsm.count_subgraph_monomorphisms(G, H, client=c, engine="cpu") == ref
     assert marker.exists(), "no worker was killed: the test did not test recovery"
 

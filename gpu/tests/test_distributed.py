@@ -5,7 +5,6 @@ on the yeast published counts; a GPU worker killed mid-task is re-run without do
 """
 
 import os
-import sys
 
 import pytest
 from networkx.algorithms import isomorphism as iso
@@ -13,13 +12,11 @@ from networkx.algorithms import isomorphism as iso
 import nx_gsm
 from nx_gsm import distributed as dist
 from nx_gsm.engines.gpu import device_reason
-from nx_gsm.testing import random_case
+from nx_gsm.testing import kill_once_plugin, random_case
 
 _REASON = device_reason()
 pytestmark = pytest.mark.skipif(_REASON is not None, reason=f"no usable CUDA device: {_REASON}")
-distributed = pytest.importorskip("distributed")
-cloudpickle = pytest.importorskip("cloudpickle")
-cloudpickle.register_pickle_by_value(sys.modules[__name__])
+pytest.importorskip("distributed")
 
 _MATCHER = {(False, False): iso.GraphMatcher, (True, False): iso.DiGraphMatcher,
             (False, True): iso.MultiGraphMatcher, (True, True): iso.MultiDiGraphMatcher}
@@ -85,22 +82,6 @@ def test_yeast_published_counts(client):
             assert len(rows) == published and _rows(rows) == _rows(one), name
 
 
-class KillOnce(distributed.WorkerPlugin):
-    """Kills its GPU worker the first time a counting task starts (the marker file makes 'first'
-    hold across the restarted worker)."""
-
-    def __init__(self, marker):
-        self.marker = marker
-
-    def transition(self, key, start, finish, **kwargs):
-        name = key if isinstance(key, str) else str(key)
-        if finish == "executing" and name.startswith("gsm-count_") and \
-                not os.path.exists(self.marker):
-            with open(self.marker, "w") as fh:
-                fh.write(name)
-            os._exit(1)
-
-
 def test_gpu_worker_killed_mid_task_counts_exactly(tmp_path):
     G, H, kw = random_case(7, k_max=5)
     want = nx_gsm.count_subgraph_monomorphisms(G, H, engine="gmatch", **kw)
@@ -108,7 +89,7 @@ def test_gpu_worker_killed_mid_task_counts_exactly(tmp_path):
     marker = tmp_path / "killed"
     c = _gpu_client(min(2, len(dist.visible_gpus())))
     try:
-        c.register_plugin(KillOnce(str(marker)))
+        c.register_plugin(kill_once_plugin(str(marker)))
         assert nx_gsm.count_subgraph_monomorphisms(G, H, client=c, engine="gmatch", **kw) == want
     finally:
         c.cluster.close()
