@@ -13,12 +13,17 @@ __all__ = ["CLASSES", "random_graph", "random_case", "rows_of", "row_set", "kill
 CLASSES = [nx.Graph, nx.DiGraph, nx.MultiGraph, nx.MultiDiGraph]
 
 
-def random_graph(rnd, cls, n, p, loops=False, n_labels=1, n_elabels=1, multi_p=0.3):
+def random_graph(rnd, cls, n, p, loops=False, n_labels=1, n_elabels=1, multi_p=0.3,
+                 labels_first=False):
     """A ``cls`` graph on ``0..n-1``: each ordered (directed) or unordered pair an edge with
     probability ``p`` (self-loops only with ``loops``), in multigraphs a parallel edge with
     probability ``multi_p``; node label ``"c"`` and edge label ``"w"`` uniform from
-    ``range(n_labels)`` and ``range(n_elabels)``, all drawn from ``rnd`` (a ``random.Random``)."""
+    ``range(n_labels)`` and ``range(n_elabels)``, all drawn from ``rnd`` (a ``random.Random``),
+    the node labels after the edges or, with ``labels_first``, before them (the GAMMA tests'
+    seeded cases)."""
     G = cls()
+    if labels_first:
+        G.add_nodes_from((u, {"c": rnd.randrange(n_labels)}) for u in range(n))
     G.add_nodes_from(range(n))
     for u in range(n):
         for v in range(n):
@@ -28,8 +33,9 @@ def random_graph(rnd, cls, n, p, loops=False, n_labels=1, n_elabels=1, multi_p=0
                 G.add_edge(u, v, w=rnd.randrange(n_elabels))
                 if G.is_multigraph() and rnd.random() < multi_p:
                     G.add_edge(u, v, w=rnd.randrange(n_elabels))
-    for u in G:
-        G.nodes[u]["c"] = rnd.randrange(n_labels)
+    if not labels_first:
+        for u in G:
+            G.nodes[u]["c"] = rnd.randrange(n_labels)
     return G
 
 

@@ -16,6 +16,7 @@ import networkx as nx  # noqa: E402
 from networkx.algorithms import isomorphism as iso  # noqa: E402
 
 from nx_gsm.incremental import IncrementalMatcher  # noqa: E402
+from nx_gsm.testing import random_graph  # noqa: E402
 
 CLASSES = [nx.Graph, nx.DiGraph, nx.MultiGraph, nx.MultiDiGraph]
 
@@ -32,17 +33,7 @@ def as_set(ms):
 
 
 def rand_graph(rnd, cls, n, p, loops, n_labels, n_elabels):
-    G = cls()
-    G.add_nodes_from((u, {"c": rnd.randrange(n_labels)}) for u in range(n))
-    for u in range(n):
-        for v in range(n):
-            if (u == v and not loops) or (not G.is_directed() and v < u):
-                continue
-            if rnd.random() < p:
-                G.add_edge(u, v, w=rnd.randrange(n_elabels))
-                if G.is_multigraph() and rnd.random() < 0.3:
-                    G.add_edge(u, v, w=rnd.randrange(n_elabels))
-    return G
+    return random_graph(rnd, cls, n, p, loops, n_labels, n_elabels, labels_first=True)
 
 
 def rand_batch(rnd, G, n_labels, n_elabels):

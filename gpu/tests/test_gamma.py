@@ -20,6 +20,7 @@ from networkx.algorithms import isomorphism as iso
 
 from nx_gsm.engines.gpu.gamma import gamma_reason
 from nx_gsm.incremental import IncrementalMatcher
+from nx_gsm.testing import random_graph
 
 _REASON = gamma_reason()
 pytestmark = pytest.mark.skipif(_REASON is not None, reason=f"no usable CUDA device: {_REASON}")
@@ -45,17 +46,7 @@ def _set(ms):
 
 
 def _graph(rnd, cls, n, p, loops, nl, nel):
-    G = cls()
-    G.add_nodes_from((u, {"c": rnd.randrange(nl)}) for u in range(n))
-    for u in range(n):
-        for v in range(n):
-            if (u == v and not loops) or (not G.is_directed() and v < u):
-                continue
-            if rnd.random() < p:
-                G.add_edge(u, v, w=rnd.randrange(nel))
-                if G.is_multigraph() and rnd.random() < 0.3:
-                    G.add_edge(u, v, w=rnd.randrange(nel))
-    return G
+    return random_graph(rnd, cls, n, p, loops, nl, nel, labels_first=True)
 
 
 def _batch(rnd, G, nl, nel, size):
