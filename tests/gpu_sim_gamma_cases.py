@@ -136,13 +136,13 @@ def symmetric():
     pats = [tri, nx.star_graph(3), nx.cycle_graph(4), nx.complete_graph(4)]
     pats[3].remove_edge(0, 1)
     stole = fewer = 0
-    for i, H in enumerate(pats * 2):
+    # undirected: the four patterns, mono and induced in turn; directed: two, one orientation
+    for i, H in enumerate(pats + pats[:2]):
         directed, induced = i >= 4, bool(i % 2)
-        G = nx.gnm_random_graph(22, 50, seed=i, directed=directed)
-        G.add_edges_from((0, v) for v in range(1, 22, 2))
-        G.add_edges_from((v, 1) for v in range(2, 22, 3))
-        H = H.to_directed() if directed and i % 4 != 1 else (
-            nx.DiGraph(H.edges()) if directed else H)
+        G = nx.gnm_random_graph(16, 30, seed=i, directed=directed)
+        G.add_edges_from((0, v) for v in range(1, 16, 2))
+        G.add_edges_from((v, 1) for v in range(2, 16, 3))
+        H = nx.DiGraph(H.edges()) if directed else H
         nm = None
         if i % 3 == 2:
             for X in (G, H):
@@ -151,19 +151,22 @@ def symmetric():
         kw = dict(induced=induced, node_match=nm)
         ref = IncrementalMatcher(G, H, engine="cpu", **kw)
         on = IncrementalMatcher(G, H, engine="gamma", **kw)
-        off = IncrementalMatcher(G, H, engine="gamma", **kw)
-        off._gamma.steal = off._gamma.coalesce = False
         cnt = IncrementalMatcher(G, H, engine="gamma", **kw)
+        off = None
+        if i % 2 == 0:  # (the simulator is slow: the plain kernel on every other run)
+            off = IncrementalMatcher(G, H, engine="gamma", **kw)
+            off._gamma.steal = off._gamma.coalesce = False
         edges = list(G.edges())
         dele = rnd.sample(edges, 4)
-        ins = [(u, v) for u, v in ((0, 2), (1, 4), (3, 5), (6, 9), (0, 22)) if not G.has_edge(u, v)]
-        b = dict(insert=ins, delete=dele, nodes=[(22, {"c": 0})])
-        rc, rn, rf = ref.apply(**b), on.apply(**b), off.apply(**b)
+        ins = [(u, v) for u, v in ((0, 2), (1, 4), (3, 5), (6, 9), (0, 16)) if not G.has_edge(u, v)]
+        b = dict(insert=ins, delete=dele, nodes=[(16, {"c": 0})])
+        rc = ref.apply(**b)
+        runs = [on.apply(**b)] + ([off.apply(**b)] if off is not None else [])
         rk = cnt.apply(**b, counts_only=True)
         st = on._gamma.last_stats
         same = all(as_set(x.added) == as_set(rc.added) and as_set(x.removed) == as_set(rc.removed)
                    and (x.num_added, x.num_removed) == (len(rc.added), len(rc.removed))
-                   for x in (rn, rf))
+                   for x in runs)
         same = same and (rk.num_added, rk.num_removed) == (len(rc.added), len(rc.removed))
         stole += st.get("steals", 0) > 0
         fewer += st["pairs_searched"].split(" of ")[0] != st["pairs_searched"].split(" of ")[1]
@@ -177,7 +180,9 @@ def symmetric():
 
 
 def main():
-    n = int(os.environ.get("GAMMA_SIM_CASES", "40"))
+    # 24 cases cover every (class, mode, node_match, edge_match) combination of case(); the card
+    # runs 2,000 (gpu/tests/test_gamma.py)
+    n = int(os.environ.get("GAMMA_SIM_CASES", "24"))
     for seed in range(n):
         case(seed)
     wide()
