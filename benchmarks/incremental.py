@@ -5,11 +5,12 @@ GitHub (SNAP musae-github: ``shared/datasets/snap/github/edges.csv``) with 5 see
 GAMMA's GH; 6-vertex dense (average degree >= 3), sparse (connected, not a tree, average degree
 < 3) and tree patterns cut out of the data graph (seeded, so each has matches); batches of 0.1%,
 1% and 10% of the edges, half deletions of present edges and half insertions of held-out edges
-(seeded). ``--variants`` applies the same batches side by side to GAMMA without work
-stealing and/or coalesced search, or to the CPU path. Per batch: ``apply`` latency (``--counts-only``: the delta's sizes only, which the GPU
-counts on the device), the delta's size, and a recount of the matches of the after-graph from
-scratch with the best static engine on the same device (``cpu``: the CPU
-engine; ``gamma``: gMatch on the GPU), each under a time cap (a capped recount is a lower bound).
+(seeded). ``--variants`` applies the same batches side by side to GAMMA without work stealing
+and/or coalesced search, or to the CPU path. Per batch: ``apply`` latency (``--counts-only``:
+the delta's sizes only, which the GPU counts on the device), the delta's size, and a recount of
+the matches of the after-graph from scratch with the best static engine on the same device
+(``cpu``: the CPU engine; ``gamma``: gMatch on the GPU), each under a time cap (a capped recount
+is a lower bound).
 
     python -m benchmarks.incremental --engine cpu --quick --out benchmarks/results/x.json
     python -m benchmarks.incremental --engine gamma --out benchmarks/results/y.json
@@ -155,21 +156,30 @@ def _variant(G0, H, name):
     return m
 
 
+def _timed_apply(m, ins, dele, cap, counts_only):
+    """``(result, seconds)`` of one ``apply`` under ``cap`` seconds, or ``(None, None)`` when
+    the cap cut it (the matcher's graph then no longer follows the batches)."""
+    t = time.perf_counter()
+    try:
+        _alarm(cap)
+        r = m.apply(insert=ins, delete=dele, counts_only=counts_only)
+    except _Timeout:
+        return None, None
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+    return r, time.perf_counter() - t
+
+
 def _apply_variants(others, ins, dele, cap, counts_only, row):
     """Apply the batch to every variant matcher; its time and delta sizes go into
     ``row["variants"]`` (a variant cut by ``cap`` is dropped: its graph no longer follows)."""
     out = row.setdefault("variants", {})
     for name in list(others):
-        t = time.perf_counter()
-        try:
-            _alarm(cap)
-            r = others[name].apply(insert=ins, delete=dele, counts_only=counts_only)
-            signal.setitimer(signal.ITIMER_REAL, 0)
-        except _Timeout:
+        r, dt = _timed_apply(others[name], ins, dele, cap, counts_only)
+        if r is None:
             out[name] = dict(apply_s=None, apply_capped_s=cap)
             del others[name]
             continue
-        dt = time.perf_counter() - t
         g = others[name]._gamma
         out[name] = dict(apply_s=dt, added=r.num_added, removed=r.num_removed,
                          exact=(r.num_added, r.num_removed) == (row.get("added"),
@@ -178,9 +188,10 @@ def _apply_variants(others, ins, dele, cap, counts_only, row):
                          **({"gamma": dict(g.last_stats)} if g is not None else {}))
 
 
-def run(engine, patterns, fractions, batches, seed, cap, recount_cap, root=None, log=print,
-        counts_only=False, variants=(), warm=1, recount_first=False):
-    """Rows of per-batch timings; the first ``warm`` batches of each setting are applied to every
+def run(engine, patterns, fractions, batches, seed, cap, recount_cap, root=None,
+        log=lambda row: print(json.dumps(row)), counts_only=False, variants=(), warm=1,
+        recount_first=False):
+    """Rows of per-batch timings (each also passed to ``log``); the first ``warm`` batches of each setting are applied to every
     matcher untimed (CuPy compiles some kernels on their first call with a batch's sizes); with
     ``recount_first`` only the first timed batch of a setting is recounted and the later ones
     are compared with that time (``recount_reused``: the graphs differ by a batch)."""
@@ -208,36 +219,29 @@ def run(engine, patterns, fractions, batches, seed, cap, recount_cap, root=None,
             for bi, (ins, dele) in enumerate(bs[warm:]):
                 row = dict(pattern=kind, pattern_edges=H.number_of_edges(), fraction=fraction,
                            batch=bi, updates=len(ins) + len(dele))
-                t = time.perf_counter()
-                try:
-                    _alarm(cap)
-                    r = m.apply(insert=ins, delete=dele, counts_only=counts_only)
-                    signal.setitimer(signal.ITIMER_REAL, 0)
-                    row.update(apply_s=time.perf_counter() - t, added=r.num_added,
-                               removed=r.num_removed)
+                r, dt = _timed_apply(m, ins, dele, cap, counts_only)
+                if r is None:
+                    row.update(apply_s=None, apply_capped_s=cap)
+                else:
+                    row.update(apply_s=dt, added=r.num_added, removed=r.num_removed)
                     if m._gamma is not None:  # device phases: kernels, graph + table update
                         row["gamma"] = dict(m._gamma.last_stats)
-                except _Timeout:
-                    row.update(apply_s=None, apply_capped_s=cap)
-                if row["apply_s"] is not None and others:
-                    _apply_variants(others, ins, dele, cap, counts_only, row)
-                if recount_first and rs is not None and row["apply_s"] is not None:
+                    if others:
+                        _apply_variants(others, ins, dele, cap, counts_only, row)
+                if recount_first and rs is not None and r is not None:
                     row.update(recount_s=rs, recount=None, recount_complete=full,
-                               recount_reused=True, speedup=rs / row["apply_s"])
-                    rows.append(row)
-                    log(json.dumps(row))
-                    continue
-                rs, rc, full = recount(m.graph, H, static, recount_cap)
-                if row["apply_s"] is None:  # the graph did not move: recount of the before-graph
-                    row.update(recount_s=rs, recount=rc, recount_complete=full,
-                               recount_graph="before")
-                    rows.append(row)
-                    log(json.dumps(row))
-                    break  # later batches would not be the seeded ones
-                row.update(recount_s=rs, recount=rc, recount_complete=full)
-                row["speedup"] = rs / row["apply_s"] if row["apply_s"] else None
+                               recount_reused=True)
+                else:
+                    rs, rc, full = recount(m.graph, H, static, recount_cap)
+                    row.update(recount_s=rs, recount=rc, recount_complete=full)
+                if r is None:  # the graph did not move: recount of the before-graph
+                    row["recount_graph"] = "before"
+                else:
+                    row["speedup"] = rs / row["apply_s"] if row["apply_s"] else None
                 rows.append(row)
-                log(json.dumps(row))
+                log(row)
+                if r is None:
+                    break  # later batches would not be the seeded ones
     return rows
 
 
@@ -296,7 +300,7 @@ def main(argv=None):
     t = time.perf_counter()
     rows = run(a.engine, a.patterns.split(","), fractions, a.batches, a.seed, a.cap,
                a.recount_cap, a.datasets,
-               log=lambda s: print(summary(json.loads(s)), flush=True),
+               log=lambda row: print(summary(row), flush=True),
                counts_only=a.counts_only, variants=[v for v in a.variants.split(",") if v],
                warm=a.warm, recount_first=a.recount_first)
     rec = dict(benchmark="incremental", engine=a.engine, dataset="snap/github", labels=5,

@@ -861,14 +861,20 @@ def _induced(cls, nodes, edges, multi):
     return L
 
 
-def after_on_pairs(G0, batch):
-    """``G_after`` restricted to what ``batch`` can change: its touched pairs and the touched
-    nodes' loops (a small graph of ``G0``'s class, for reading each changed pair's after-state
-    without building the induced region of :class:`_Regions`)."""
+def _touched_nodes(batch):
+    """Endpoints of the batch's changed pairs, and its new and deleted nodes."""
     NT = set(batch.new_nodes) | set(batch.gone_nodes)
     for u, v in batch.touched.values():
         NT.add(u)
         NT.add(v)
+    return NT
+
+
+def after_on_pairs(G0, batch):
+    """``G_after`` restricted to what ``batch`` can change: its touched pairs and the touched
+    nodes' loops (a small graph of ``G0``'s class, for reading each changed pair's after-state
+    without building the induced region of :class:`_Regions`)."""
+    NT = _touched_nodes(batch)
     pairs = set(batch.touched.values()) | {(n, n) for n in NT}
     edges = ((u, v, d) for u, v in pairs if (d := _datum(G0, u, v)) is not None)
     T = _induced(G0.__class__, ((n, G0._node[n]) for n in NT if n in G0), edges,
@@ -889,10 +895,7 @@ class _Regions:
     def __init__(self, G0, batch, radius, limit):
         self.G0, self.radius, self.limit = G0, radius, limit
         self.multi = G0.is_multigraph()
-        NT = set(batch.new_nodes) | set(batch.gone_nodes)
-        for u, v in batch.touched.values():
-            NT.add(u)
-            NT.add(v)
+        NT = _touched_nodes(batch)
         self.NT = NT
         self.T1 = self._build_g0(NT)
         batch.apply_to(self.T1)  # every item of the batch lies inside NT

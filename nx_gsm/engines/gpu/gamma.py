@@ -429,9 +429,9 @@ def _delta_kernel(n_tasks, t_rank, t_x, t_y, t_tab, tab_wt, k, order_t, chk_ptr,
     seeded onto a pattern pair, loop or isolated node), warp-cooperative candidate generation
     per depth (lanes split the shortest backward-neighbour row, ballot compaction into the
     warp's level buffer ``cbuf``), depth-first over the levels. ``ctl[0]`` hands out tasks,
-    ``ctl[2]`` counts steals, ``ctl[1]`` counts matches (rows past ``out_cap`` are counted, not written; with
+    ``ctl[1]`` counts matches (rows past ``out_cap`` are counted, not written; with
     ``out_cap == 0`` each match counts ``tab_wt`` of its order table: the size of its pattern
-    pair's automorphism orbit, Sec. V-B).
+    pair's automorphism orbit, Sec. V-B), ``ctl[2]`` counts steals.
 
     Work stealing (Sec. V-A, ``steal != 0``): each warp's level pointers ``S_p``/``S_end``, its
     partial match ``S_m`` and task ``S_task`` sit in shared memory behind a per-warp lock; once
