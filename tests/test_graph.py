@@ -73,3 +73,71 @@ def test_duck_typing_and_backend_attribute():
 def test_rejects_non_graph():
     with pytest.raises(TypeError, match="NetworkX graph"):
         nx_gsm.from_networkx({1: [2]})
+
+
+def _vf2_count(G, H, induced=False):
+    gm = nx.algorithms.isomorphism.GraphMatcher(
+        G, H, node_match=nx.algorithms.isomorphism.categorical_node_match("c", None))
+    it = gm.subgraph_isomorphisms_iter() if induced else gm.subgraph_monomorphisms_iter()
+    return sum(1 for _ in it)
+
+
+def test_conversion_cached_until_the_graph_changes():
+    from nx_gsm.interop.networkx import as_gsm
+
+    G = nx.cycle_graph(6)
+    nx.set_node_attributes(G, "a", "c")
+    H = nx.path_graph(3)
+    nx.set_node_attributes(H, "a", "c")
+    g = as_gsm(G)
+    assert as_gsm(G) is g  # one conversion for repeated calls
+    assert as_gsm(G, edge_attrs=False) is not g  # another attribute selection, another entry
+
+    def count():
+        return nx_gsm.count_subgraph_monomorphisms(G, H, node_label="c", engine="cpu")
+
+    assert count() == _vf2_count(G, H) == 12
+    G.add_edge(0, 3)  # a graph method clears the cache: the new edge is seen
+    assert as_gsm(G) is not g
+    assert count() == _vf2_count(G, H)
+    G.nodes[1]["c"] = "b"  # an attribute edit in place: the kept conversion references the dict
+    assert count() == _vf2_count(G, H)
+    G.remove_node(5)
+    assert count() == _vf2_count(G, H)
+
+
+def test_conversion_cache_off_for_views_and_when_disabled():
+    from nx_gsm.interop.networkx import as_gsm
+
+    G = nx.complete_graph(5)
+    view = G.subgraph([0, 1, 2, 3])
+    a = as_gsm(view)
+    assert as_gsm(view) is not a  # a view's cache is not cleared by its base graph's changes
+    G.remove_edge(0, 1)
+    assert as_gsm(view).number_of_edges() == 5
+    G.__networkx_cache__ = None
+    assert as_gsm(G) is not as_gsm(G)
+    F = nx.path_graph(3)
+    old = nx.config.cache_converted_graphs
+    try:
+        nx.config.cache_converted_graphs = False
+        assert as_gsm(F) is not as_gsm(F)
+    finally:
+        nx.config.cache_converted_graphs = old
+    assert as_gsm(F) is as_gsm(F)
+
+
+def test_conversion_cache_follows_copies_and_pickles():
+    import copy
+    import pickle
+
+    from nx_gsm.interop.networkx import as_gsm
+
+    G = nx.path_graph(4)
+    g = as_gsm(G)
+    for X in (copy.deepcopy(G), pickle.loads(pickle.dumps(G))):
+        x = as_gsm(X)
+        assert x is not g and as_gsm(X) is x
+        X.add_edge(0, 3)
+        assert as_gsm(X).number_of_edges() == 4
+    assert as_gsm(G) is g and g.number_of_edges() == 3

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import weakref
+
 import networkx as nx
 import numpy as np
 
@@ -171,12 +173,58 @@ def _rapids_kind(G):
     return None
 
 
+# NetworkX graph -> (token, {attribute selection: GsmGraph}); the token also sits in
+# G.__networkx_cache__, which NetworkX clears on every change made through a graph method, so a
+# conversion is used only while its token is still there (and G's pickle gains an empty list,
+# not a copy of the graph)
+_CONVERTED = weakref.WeakKeyDictionary()
+
+
+def _conversion_cache(G):
+    """The dict of ``G``'s kept conversions, or None where caching is off
+    (``nx.config.cache_converted_graphs``, ``G.__networkx_cache__ = None``) or ``G`` is a view,
+    whose cache its base graph's changes would not clear."""
+    if not getattr(nx.config, "cache_converted_graphs", True) or \
+            getattr(G, "_graph", None) is not None:
+        return None
+    cache = getattr(G, "__networkx_cache__", None)
+    if not isinstance(cache, dict):
+        return None
+    try:
+        entry = _CONVERTED.get(G)
+    except TypeError:  # a graph class without identity hashing or weak references
+        return None
+    token = cache.get("nx_gsm")
+    if entry is not None and token is not None and entry[0] is token:
+        return entry[1]
+    token, kept = [], {}
+    try:
+        _CONVERTED[G] = (token, kept)
+    except TypeError:
+        return None
+    cache["nx_gsm"] = token
+    return kept
+
+
 def as_gsm(G, *, node_attrs=True, edge_attrs=True):
-    """Return ``G`` as a GsmGraph, converting NetworkX and RAPIDS graphs; others raise TypeError."""
+    """Return ``G`` as a GsmGraph, converting NetworkX and RAPIDS graphs; others raise TypeError.
+
+    A NetworkX graph's conversion is kept (weakly, beside ``G``) until a graph method changes
+    ``G``, so repeated calls on one graph convert it once. The kept GsmGraph references ``G``'s
+    attribute dicts, so attribute edits are seen; edits of ``G._adj`` by hand need
+    ``G.__networkx_cache__.clear()``, as for NetworkX's own cache of backend conversions.
+    """
     if isinstance(G, GsmGraph):
         return G
     if isinstance(G, nx.Graph):
-        return from_networkx(G, preserve_node_attrs=node_attrs, preserve_edge_attrs=edge_attrs)
+        cache = _conversion_cache(G)
+        key = (bool(node_attrs), bool(edge_attrs))
+        if cache is not None and key in cache:
+            return cache[key]
+        g = from_networkx(G, preserve_node_attrs=node_attrs, preserve_edge_attrs=edge_attrs)
+        if cache is not None:
+            cache[key] = g
+        return g
     kind = _rapids_kind(G)
     if kind is not None:
         from . import frames
