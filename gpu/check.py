@@ -635,7 +635,7 @@ def phase_bench(rec, budget, per_group, cpu_timeout, vf2_timeout, gpu_limit, onl
                 if baseline == "cpu":
                     row["stats"] = {k: v for k, v in eng.last_stats.items()
                                     if k in ("pool_rows", "pool_depth", "blocks", "donated",
-                                             "stolen", "t_upload", "t_bfs", "t_dfs",
+                                             "stolen", "host_levels", "t_host_bfs", "t_upload", "t_bfs", "t_dfs",
                                              "t_dfs_launch")}
             except TimeoutError:
                 row["gmatch_s"] = None

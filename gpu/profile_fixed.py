@@ -70,8 +70,9 @@ def profile_queries(G, base, names, reps):
                      "plan_s": t_plan, "cpu_s": t_cpu, "gmatch_s": t_gpu,
                      "ratio": t_cpu / t_gpu,
                      "stats": {k: v for k, v in stats.items()
-                               if k in ("pool_rows", "pool_depth", "t_upload", "t_bfs",
-                                        "t_dfs_launch", "t_dfs", "blocks")},
+                               if k in ("pool_rows", "pool_depth", "host_levels",
+                                        "t_host_bfs", "t_upload", "t_bfs", "t_dfs_launch",
+                                        "t_dfs", "blocks", "stolen")},
                      "bfs_levels": [{"rows": n, "s": s} for n, s in levels]})
         print(json.dumps(rows[-1]), flush=True)
     return rows
@@ -142,12 +143,12 @@ def profile_pieces(G, base, reps):
             lambda: kern[blocks, 32 * W](*dp.dfs_args(), *args_cp), 20)
         out["dfs_launch_numba_args"] = launches(
             lambda: kern[blocks, 32 * W](*dp.dfs_args(), *args_nb), 20)
-        sig = list(kern.overloads)[0]
-        k0 = kern.overloads[sig]
-        allargs = list(dp.dfs_args()) + args_nb
-        out["dfs_launch_overload_direct"] = launches(
-            lambda: k0.launch(allargs, (blocks, 1, 1), (32 * W, 1, 1), 0, 0), 20)
         out["dfs_buffers_alloc"] = launches(lambda: bufs(False), 20)
+    out["as_cuda_array"] = launches(lambda: cuda.as_cuda_array(x), 50)
+    out["as_cuda_array_nosync"] = launches(lambda: cuda.as_cuda_array(x, sync=False), 50)
+    rows = cp.asarray(plan.cand_flat[plan.cand_ptr[0]:plan.cand_ptr[1]],
+                      dtype=np.int32).reshape(-1, 1)
+    out["bfs_level_1"] = launches(lambda: eng._expand(dp, rows, 1), 20)
     out["dfs_args"] = len(dp.dfs_args()) + len(args_cp)
     return {k: ({"call_s": v[0], "with_sync_s": v[1]} if isinstance(v, tuple) else v)
             for k, v in out.items()}

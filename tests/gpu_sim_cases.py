@@ -64,6 +64,23 @@ def main():
     G = rand_graph(rnd, nx.Graph, 12, 0.6)
     check(G, nx.path_graph(4), "induced", "donation", {"pool_target": 1, "steal": True,
                                                         "queue_capacity": 8})
+    # the default pool (8 rows here): host BFS levels (HOST_BFS_ROWS), the GPU BFS level that
+    # crosses the target, then the DFS; and a search the host prefix finishes alone
+    G = rand_graph(rnd, nx.Graph, 14, 0.4)
+    nx.set_node_attributes(G, {v: "r" if v == 0 else "x" for v in G}, "c")
+    for H, want_device in ((nx.path_graph(5), True), (nx.cycle_graph(3), False)):
+        nx.set_node_attributes(H, {v: "r" if v == 0 else "x" for v in H}, "c")
+        eng_kw = {"steal": False}
+        check(G, H, "mono", f"host-prefix/{H.number_of_nodes()}", eng_kw, node_match=nm)
+        plan, _, _ = prepare(G, H, "mono", node_match=nm)
+        eng = GMatchEngine(blocks=1, **eng_kw)
+        eng.count(plan)
+        st = eng.last_stats
+        on_device = "t_upload" in st
+        if st["host_levels"] < 1 or on_device != want_device or \
+                (on_device and st["pool_depth"] <= 1 + st["host_levels"]):
+            print("host prefix not as expected:", st)
+            sys.exit(1)
     print("SIM OK")
 
 

@@ -154,3 +154,28 @@ def test_stopped_count_is_a_lower_bound(force_split, monkeypatch):
     got = CpuEngine().count(plan, budget=budget)
     numba.set_num_threads(1)
     assert budget.partial and 0 < int(got) < CpuEngine().count(plan)
+
+
+@pytest.mark.parametrize("cls", [nx.Graph, nx.DiGraph, nx.MultiGraph])
+def test_expand_small_equals_expand_and_respects_cap(cls):
+    from nx_gsm.testing import random_graph
+
+    rnd = random.Random(11)
+    G = random_graph(rnd, cls, 16, 0.35, n_labels=2)
+    # a connected piece of G: at least one match in both modes
+    nodes = list(nx.bfs_tree(G.to_undirected(as_view=True), 0))[:4]
+    H = nx.convert_node_labels_to_integers(G.subgraph(nodes).copy())
+    nm = nx.algorithms.isomorphism.categorical_node_match("c", None)
+    for mode in ("mono", "induced"):
+        plan, _, _ = prepare(G, H, mode, node_match=nm)
+        P = cpu.plan_arrays(plan)
+        rows = np.ascontiguousarray(
+            plan.cand_flat[plan.cand_ptr[0]:plan.cand_ptr[1]].astype(np.int32)[:, None])
+        for _ in range(plan.k - 1):
+            want = cpu._expand(P, rows)
+            got = cpu.expand_small(P, rows, want.shape[0])
+            assert np.array_equal(got, want)
+            if want.shape[0]:
+                assert cpu.expand_small(P, rows, want.shape[0] - 1) is None
+            rows = want
+        assert rows.shape[0] == CpuEngine().count(plan) > 0

@@ -248,6 +248,25 @@ def _expand(P, prefixes):
     return out
 
 
+@njit(cache=True)
+def expand_small(P, prefixes, cap):
+    """:func:`_expand` in one thread for small frontiers, or None when the level would hold more
+    than ``cap`` rows (nothing is written then). gmatch runs the first BFS levels of a search
+    here while they are small: on the host such a level takes microseconds, on the GPU about a
+    millisecond of launches and synchronisations whatever its size."""
+    t, depth = prefixes.shape
+    counts = np.zeros(t + 1, dtype=np.int64)
+    dummy = np.empty((1, depth + 1), dtype=np.int32)
+    for i in range(t):
+        counts[i + 1] = counts[i] + _children(P, prefixes[i], depth, dummy, False)
+        if counts[i + 1] > cap:
+            return None
+    out = np.empty((counts[t], depth + 1), dtype=np.int32)
+    for i in range(t):
+        _children(P, prefixes[i], depth, out[counts[i]:counts[i + 1]], True)
+    return out
+
+
 @njit(cache=True, parallel=True)
 def _run_slots(P, run, starts, states, ms, stks, counts, max_steps):
     """One slice of every slot in ``run``: resume its task for up to ``max_steps`` steps."""

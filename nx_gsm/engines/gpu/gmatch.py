@@ -6,6 +6,9 @@ Implements gMatch (PVLDB 19(8), 2026; ``shared/papers/gmatch-fine-grained-gpu.tx
 * **Initialisation phase (Sec. 4.3).** A BFS over the first levels of the search tree fills a task
   pool of partial matches (thread-per-candidate kernels + CuPy compaction) until it holds about
   ``pool_target`` rows; if the BFS reaches the last depth the matches are already complete.
+  Levels of at most ``HOST_BFS_ROWS`` rows are expanded on the host by the CPU engine's code
+  (a GPU level costs about a millisecond whatever its size), so a search whose levels all stay
+  that small never reaches the device.
 * **Fine-grained execution (Sec. 4.1) + warp-level batch exploration (Sec. 4.2, Alg. 2).** Each warp
   runs a DFS over its pool rows with a stack in shared memory of ``KMAX x 32`` entries (vertex,
   parent slot, local-candidate-set start/kind, running prefix of LC sizes): ``KMAX`` levels, never
@@ -59,6 +62,8 @@ C_POOL, C_QHEAD, C_QTAIL, C_BUSY, C_IDLE, C_STOP, C_OUT, C_FOUND, C_DONATED, C_S
     16 * i for i in range(10))
 N_CTL = 16 * 10
 
+# host BFS levels (see GMatchEngine._host_prefix) while a level holds at most this many rows
+HOST_BFS_ROWS = 4096
 KMAX_LIMIT = 32  # deepest stack the shared-memory layout supports (larger patterns use the CPU)
 _BUCKETS = ((8, 8), (16, 4), (32, 2))  # (KMAX, warps per block): ~45 KB static shared per block
 _INF = np.iinfo(np.int64).max
@@ -636,22 +641,48 @@ class GMatchEngine(faults.Recovery):
             new[:, L] = vout[sel]
         return new
 
-    def _bfs(self, dp, roots, target):
-        """Initialisation phase: expand until ``target`` rows, the last depth, or the budget."""
+    def _host_prefix(self, plan, roots, target):
+        """The first BFS levels on the host while they stay under ``HOST_BFS_ROWS`` rows (and
+        ``target``): a GPU level costs about a millisecond of launches and synchronisations
+        whatever its size (gpu/NOTES.md v10), the CPU engine's one-thread expansion microseconds.
+        Returns host rows, their depth and the levels done; device-resident plans start on the
+        device."""
+        rows = np.ascontiguousarray(roots, dtype=np.int32).reshape(-1, 1)
+        if not isinstance(plan.cand_flat, np.ndarray) or getattr(plan.G, "on_device", False):
+            return rows, 1, 0
+        from ..cpu import expand_small, plan_arrays
+
+        cap = min(HOST_BFS_ROWS, target)
+        L, levels, P = 1, 0, None
+        while L < plan.k and 0 < rows.shape[0] < cap:
+            if self.bfs_levels is not None and levels >= self.bfs_levels:
+                break
+            if P is None:
+                P = plan_arrays(plan)
+            nxt = expand_small(P, rows, cap)
+            if nxt is None:
+                break
+            rows, L = nxt, L + 1
+            levels += 1
+        return rows, L, levels
+
+    def _bfs(self, dp, roots, target, L=1, levels=0):
+        """Initialisation phase: expand ``roots`` (rows of depth ``L``, after ``levels`` levels)
+        until ``target`` rows, the last depth, or the budget."""
         xp = self.xp
-        rows = xp.ascontiguousarray(xp.asarray(roots), dtype=np.int32).reshape(-1, 1)
-        L = 1
-        levels = 0
+        rows = xp.ascontiguousarray(xp.asarray(roots), dtype=np.int32).reshape(-1, L)
+        gpu_levels = 0
         while L < dp.k and rows.shape[0] and rows.shape[0] < target:
             if self.bfs_levels is not None and levels >= self.bfs_levels:
                 break
-            if levels >= 4 and rows.shape[0] < 32:
+            if gpu_levels >= 4 and rows.shape[0] < 32:
                 break  # a frontier that does not grow: a small search, the DFS takes it now
             nxt = self._expand(dp, rows, L)
             if nxt is None:
                 break
             rows, L = nxt, L + 1
             levels += 1
+            gpu_levels += 1
         return rows, L
 
     # -- DFS ------------------------------------------------------------------------------------
@@ -772,17 +803,24 @@ class GMatchEngine(faults.Recovery):
         return arrs
 
     def _prepare(self, plan):
+        """Device plan, task pool and its depth; the device plan is None when the host prefix
+        (:meth:`_host_prefix`) reached the last depth: its rows are then every match."""
         t0 = time.perf_counter()
-        garrs = self._graph_arrays(plan.G)
-        faults.point("plan_upload")
-        dp = _DevPlan(plan, self.xp, garrs)
         KMAX, W = _bucket(plan.k)
-        roots = plan.cand_flat[plan.cand_ptr[0] : plan.cand_ptr[1]]
+        target = self._default_pool_target(W)
+        rows, L, levels = self._host_prefix(
+            plan, plan.cand_flat[plan.cand_ptr[0] : plan.cand_ptr[1]], target)
         t1 = time.perf_counter()
-        rows, L = self._bfs(dp, roots, self._default_pool_target(W))
-        t2 = time.perf_counter()
-        self.last_stats = {"pool_rows": int(rows.shape[0]), "pool_depth": int(L), "k": plan.k,
-                           "t_upload": t1 - t0, "t_bfs": t2 - t1}
+        self.last_stats = {"host_levels": levels, "t_host_bfs": t1 - t0, "k": plan.k}
+        dp = None
+        if L < plan.k and rows.shape[0]:
+            garrs = self._graph_arrays(plan.G)
+            faults.point("plan_upload")
+            dp = _DevPlan(plan, self.xp, garrs)
+            t2 = time.perf_counter()
+            rows, L = self._bfs(dp, rows, target, L, levels)
+            self.last_stats.update(t_upload=t2 - t1, t_bfs=time.perf_counter() - t2)
+        self.last_stats.update(pool_rows=int(rows.shape[0]), pool_depth=int(L))
         return dp, rows, L
 
     def count(self, plan, limit=None, budget=UNLIMITED):
@@ -825,6 +863,7 @@ class GMatchEngine(faults.Recovery):
         try:
             dp, rows, L = self._prepare(plan)
             if L == plan.k or rows.shape[0] == 0:
+                rows = xp.asarray(rows)
                 return rows if limit is None else rows[:limit]
             _, tc, _, stopped = self._dfs(dp, rows, stop_at=limit, budget=budget)
             total = _exact_sum(_host(tc))
@@ -844,7 +883,7 @@ class GMatchEngine(faults.Recovery):
     def count_per_row(self, plan):
         """(pool rows on host, exact count per row) -- for tests and diagnostics."""
         dp, rows, L = self._prepare(plan)
-        if L == plan.k:
+        if L == plan.k or rows.shape[0] == 0:
             return _host(rows), np.ones(rows.shape[0], dtype=np.int64)
         _, tc, _, _ = self._dfs(dp, rows)
         return _host(rows), _host(tc)
