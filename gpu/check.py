@@ -543,7 +543,8 @@ def _stats(ratios):
     return statistics.median(r), math.exp(sum(math.log(x) for x in r) / len(r))
 
 
-def phase_bench(rec, budget, per_group, cpu_timeout, vf2_timeout, gpu_limit, only=None):
+def phase_bench(rec, budget, per_group, cpu_timeout, vf2_timeout, gpu_limit, only=None,
+                vf2_queries=None):
     import nx_gsm
     from nx_gsm.api import prepare
     from nx_gsm.engines.gpu.gmatch import GMatchEngine
@@ -583,6 +584,12 @@ def phase_bench(rec, budget, per_group, cpu_timeout, vf2_timeout, gpu_limit, onl
                 q = f"query_{grp}_{i}.graph"
                 if (base / "query_graph" / q).exists():
                     queries.append(q)
+        if baseline == "vf2" and vf2_queries:
+            # the queries VF2 finishes (screened beforehand): the target's set, without
+            # spending the device's time on VF2 timeouts
+            queries = [f"query_{q}.graph" for q in vf2_queries
+                       if (base / "query_graph" / f"query_{q}.graph").exists()]
+            groups = [groups[0]]
         # interleave dense/sparse so a cut-off keeps both
         half = len(queries) // 2 if len(groups) == 2 else len(queries)
         if len(groups) == 2:
@@ -635,8 +642,8 @@ def phase_bench(rec, budget, per_group, cpu_timeout, vf2_timeout, gpu_limit, onl
                 if baseline == "cpu":
                     row["stats"] = {k: v for k, v in eng.last_stats.items()
                                     if k in ("pool_rows", "pool_depth", "blocks", "donated",
-                                             "stolen", "host_levels", "t_host_bfs", "t_upload", "t_bfs", "t_dfs",
-                                             "t_dfs_launch")}
+                                             "stolen", "host_levels", "t_host_bfs", "t_upload",
+                                             "t_bfs", "t_dfs", "t_dfs_launch")}
             except TimeoutError:
                 row["gmatch_s"] = None
                 row["gmatch_timeout"] = gpu_limit
@@ -722,6 +729,9 @@ def main(argv=None):
     ap.add_argument("--vf2-timeout", type=float, default=10.0)
     ap.add_argument("--gpu-limit", type=float, default=20.0)
     ap.add_argument("--suites", default="human-8,yeast-16,yeast-8-vf2")
+    ap.add_argument("--vf2-queries", default=None,
+                    help="yeast queries for the VF2 suite (e.g. dense_8_9,sparse_8_17): those "
+                         "VF2 finishes, screened off the device (benchmarks/vf2_screen.py)")
     ap.add_argument("--engines-sets", default="yeast-4,yeast-8,human-4,human-8,wordnet-4,"
                     "wordnet-8,github,enron")
     ap.add_argument("--engines-per-group", type=int, default=8)
@@ -793,7 +803,7 @@ def main(argv=None):
             args.yeast_max_count, {4, 8, 16})
         run("bench", phase_bench, rec, max(20.0, left() - 15.0 - 3 * args.sanitize_timeout),
             args.per_group, args.cpu_timeout, args.vf2_timeout, args.gpu_limit,
-            args.suites.split(","))
+            args.suites.split(","), args.vf2_queries.split(",") if args.vf2_queries else None)
         run("engines", phase_engines, rec, min(args.engines_budget, max(20.0, left() - 60.0)),
             args.engines_per_group, args.engines_cap, args.engines_sets.split(","))
         run("streaming", phase_streaming, rec, min(240.0, max(30.0, left() - 30.0)), out_dir)

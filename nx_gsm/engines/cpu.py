@@ -250,21 +250,28 @@ def _expand(P, prefixes):
 
 @njit(cache=True)
 def expand_small(P, prefixes, cap):
-    """:func:`_expand` in one thread for small frontiers, or None when the level would hold more
-    than ``cap`` rows (nothing is written then). gmatch runs the first BFS levels of a search
-    here while they are small: on the host such a level takes microseconds, on the GPU about a
-    millisecond of launches and synchronisations whatever its size."""
+    """:func:`_expand` in one thread and one pass for small frontiers, or None as soon as the
+    level holds more than ``cap`` rows. gmatch runs the first BFS levels of a search here while
+    they are small: on the host such a level takes microseconds, on the GPU about a millisecond
+    of launches and synchronisations whatever its size."""
     t, depth = prefixes.shape
-    counts = np.zeros(t + 1, dtype=np.int64)
-    dummy = np.empty((1, depth + 1), dtype=np.int32)
+    k = P[0].size
+    m = np.empty(k, dtype=np.int32)
+    stk = np.empty((_STACK_ROWS, k), dtype=np.int64)
+    out = np.empty((cap, depth + 1), dtype=np.int32)
+    n = 0
     for i in range(t):
-        counts[i + 1] = counts[i] + _children(P, prefixes[i], depth, dummy, False)
-        if counts[i + 1] > cap:
-            return None
-    out = np.empty((counts[t], depth + 1), dtype=np.int32)
-    for i in range(t):
-        _children(P, prefixes[i], depth, out[counts[i]:counts[i + 1]], True)
-    return out
+        m[:depth] = prefixes[i]
+        _setup(P, depth, m, stk)
+        for c in range(stk[_LO, depth], stk[_HI, depth]):
+            v = _value(P, stk[_KIND, depth], c)
+            if _conflict(m, depth, v) < 0 and _consistent(P, depth, v, m):
+                if n == cap:
+                    return None
+                out[n, :depth] = m[:depth]
+                out[n, depth] = v
+                n += 1
+    return out[:n]
 
 
 @njit(cache=True, parallel=True)

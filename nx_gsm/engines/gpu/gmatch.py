@@ -47,7 +47,8 @@ from numba import cuda, int8, int32, int64
 from ..base import UNLIMITED, PartialCount
 from . import faults
 from .common import (_cached_graph_arrays, _DevPlan, _ballot, _cand_at, _dup_ok, _exact_sum,
-                     _feasible, _host, _local_cands, _pause, _quiet, _sim_reset, _wsync)
+                     _feasible, _host, _kernel_array, _local_cands, _pause, _quiet, _sim_reset,
+                     _wsync)
 from .device import array_module, device_info, is_simulator, memory_budget
 
 __all__ = ["GMatchEngine", "KMAX_LIMIT", "kernel_resources"]
@@ -548,6 +549,7 @@ class GMatchEngine(faults.Recovery):
         self.time_limit = time_limit
         self.last_stats = {}
         self._gcache = None
+        self._qbufs = None
         self._faults = []
         self._plan = None
 
@@ -614,12 +616,16 @@ class GMatchEngine(faults.Recovery):
         lo = xp.empty(n, dtype=np.int64)
         ln = xp.empty(n, dtype=np.int64)
         kd = xp.empty(n, dtype=np.int8)
+        # kernel arguments as Numba device arrays: a CuPy argument costs ~40 us per launch,
+        # a wrapped one ~4 us after a ~15 us wrap (gpu/NOTES.md v10)
+        k_rows, k_lo, k_kd = _kernel_array(rows), _kernel_array(lo), _kernel_array(kd)
         threads = 256
         blocks = max(1, min(4096, (n + threads - 1) // threads))
         _sim_reset()
         with _quiet():
-            _bfs_lc_kernel[blocks, threads](rows, L, n, dp.drv_ptr, dp.drv_j, dp.drv_dir,
-                                            dp.indptr, dp.in_indptr, dp.cand_ptr, lo, ln, kd)
+            _bfs_lc_kernel[blocks, threads](k_rows, L, n, dp.drv_ptr, dp.drv_j, dp.drv_dir,
+                                            dp.indptr, dp.in_indptr, dp.cand_ptr, k_lo,
+                                            _kernel_array(ln), k_kd)
         incl = xp.cumsum(ln)
         T = int(incl[-1]) if n else 0
         # bytes per task: flag, vertex, row id; keep the frontier far under the budget
@@ -632,8 +638,10 @@ class GMatchEngine(faults.Recovery):
         rid = xp.empty(T, dtype=np.int64)
         blocks = max(1, min(65535, (T + threads - 1) // threads))
         with _quiet():
-            _bfs_check_kernel[blocks, threads](rows, L, n, T, incl, lo, kd, *dp.check_args(),
-                                               dp.cut_part, ok, vout, rid)
+            _bfs_check_kernel[blocks, threads](k_rows, L, n, T, _kernel_array(incl), k_lo, k_kd,
+                                               *dp.check_args(), dp.cut_part,
+                                               _kernel_array(ok), _kernel_array(vout),
+                                               _kernel_array(rid))
         sel = xp.flatnonzero(ok)
         new = xp.empty((sel.size, L + 1), dtype=np.int32)
         if sel.size:
@@ -647,9 +655,9 @@ class GMatchEngine(faults.Recovery):
         whatever its size (gpu/NOTES.md v10), the CPU engine's one-thread expansion microseconds.
         Returns host rows, their depth and the levels done; device-resident plans start on the
         device."""
-        rows = np.ascontiguousarray(roots, dtype=np.int32).reshape(-1, 1)
         if not isinstance(plan.cand_flat, np.ndarray) or getattr(plan.G, "on_device", False):
-            return rows, 1, 0
+            return roots.reshape(-1, 1), 1, 0
+        rows = np.ascontiguousarray(roots, dtype=np.int32).reshape(-1, 1)
         from ..cpu import expand_small, plan_arrays
 
         cap = min(HOST_BFS_ROWS, target)
@@ -703,10 +711,7 @@ class GMatchEngine(faults.Recovery):
             pool = xp.zeros((1, L), dtype=np.int32)
         ctl = xp.zeros(N_CTL, dtype=np.int64)
         qc = self.queue_capacity if self.steal else 1
-        q_rows = xp.zeros((qc, KMAX), dtype=np.int32)
-        q_len = xp.zeros(qc, dtype=np.int32)
-        q_org = xp.zeros(qc, dtype=np.int64)
-        q_ready = xp.zeros(qc, dtype=np.int64)
+        q_rows, q_len, q_org, q_ready = self._queue(qc, KMAX)
         task_count = xp.zeros(max(n_pool, 1), dtype=np.int64)
         if collect:
             faults.point("output")
@@ -721,16 +726,19 @@ class GMatchEngine(faults.Recovery):
             if not kern.overloads:
                 # compile with a launch over an empty pool; the grid size needs its resources
                 with _quiet():
-                    kern[1, 32 * W](*dp.dfs_args(), pool, pool_len, 0,
-                                    xp.zeros(N_CTL, dtype=np.int64), q_rows, q_len, q_org,
-                                    q_ready, qc, task_count, 0, _INF, out, 0, 0)
+                    kern[1, 32 * W](*dp.dfs_args(), _kernel_array(pool),
+                                    _kernel_array(pool_len), 0,
+                                    _kernel_array(xp.zeros(N_CTL, dtype=np.int64)), q_rows,
+                                    q_len, q_org, q_ready, qc, _kernel_array(task_count), 0,
+                                    _INF, _kernel_array(out), 0, 0)
             blocks = self._grid(kern, W)
         t0 = time.perf_counter()
         faults.point("launch")
         with _quiet():
-            kern[blocks, 32 * W](*dp.dfs_args(), pool, pool_len, n_pool, ctl, q_rows, q_len,
-                                 q_org, q_ready, qc, task_count, int(bool(collect)), stop, out,
-                                 int(cap), int(self.steal))
+            kern[blocks, 32 * W](*dp.dfs_args(), _kernel_array(pool), _kernel_array(pool_len),
+                                 n_pool, _kernel_array(ctl), q_rows, q_len, q_org, q_ready, qc,
+                                 _kernel_array(task_count), int(bool(collect)), stop,
+                                 _kernel_array(out), int(cap), int(self.steal))
         t_launch = time.perf_counter() - t0
         stopped = None
         if not _SIM and (self.time_limit is not None or budget is not UNLIMITED):
@@ -743,6 +751,21 @@ class GMatchEngine(faults.Recovery):
             self.last_stats["timed_out"] = True
             raise TimeoutError(f"gmatch: search stopped after time_limit={self.time_limit} s")
         return ctl_h, task_count[:n_pool], out, stopped
+
+    def _queue(self, qc, KMAX):
+        """The donation ring (rows, lengths, origins, generations), zeroed: kept between launches
+        as Numba device arrays (one CuPy fill each instead of four allocations and four CuPy
+        kernel arguments)."""
+        key = (qc, KMAX)
+        if self._qbufs is None or self._qbufs[0] != key:
+            xp = self.xp
+            host = (xp.zeros((qc, KMAX), dtype=np.int32), xp.zeros(qc, dtype=np.int32),
+                    xp.zeros(qc, dtype=np.int64), xp.zeros(qc, dtype=np.int64))
+            self._qbufs = (key, host, [_kernel_array(a) for a in host])
+        else:
+            for a in self._qbufs[1]:
+                a.fill(0)
+        return self._qbufs[2]
 
     def _wait(self, ctl, task_count, n_pool, budget):
         """Wait for the running DFS kernel, polling ``time_limit`` and the run budget (deadline,
