@@ -154,6 +154,37 @@ def profile_pieces(G, base, reps):
             for k, v in out.items()}
 
 
+def cprofile_counts(G, base, names, reps, top=25):
+    """cProfile of ``reps`` gmatch counts per query (after a warm-up count): the host-side
+    functions a small search spends its time in, as text."""
+    import cProfile
+    import io
+    import pstats
+
+    import nx_gsm
+    from nx_gsm.api import prepare
+    from nx_gsm.engines.gpu.gmatch import GMatchEngine
+
+    eng = GMatchEngine()
+    plans = []
+    for q, path in _queries(base, names):
+        plan, _, _ = prepare(G, nx_gsm.read_graph(path, edge_labels=False), "mono",
+                             node_label="label")
+        eng.count(plan)
+        plans.append(plan)
+    prof = cProfile.Profile()
+    prof.enable()
+    for plan in plans:
+        for _ in range(reps):
+            eng.count(plan)
+    prof.disable()
+    buf = io.StringIO()
+    st = pstats.Stats(prof, stream=buf)
+    st.sort_stats("tottime").print_stats(top)
+    st.sort_stats("cumulative").print_stats(top)
+    return buf.getvalue()
+
+
 def main(argv=None):
     import nx_gsm
     from gpu.check import _data_root
@@ -164,9 +195,14 @@ def main(argv=None):
     ap.add_argument("--queries", default="dense_16_1,dense_16_2,dense_16_3,dense_16_4,"
                     "sparse_16_1,sparse_16_2,sparse_16_3,sparse_16_4,dense_8_1,sparse_8_1")
     ap.add_argument("--out", default=None)
+    ap.add_argument("--cprofile", default=None,
+                    help="queries to profile with cProfile instead (e.g. dense_16_1,dense_8_7)")
     args = ap.parse_args(argv)
     base = _data_root() / "sun-luo" / "yeast"
     G = as_gsm(nx_gsm.read_graph(base / "data_graph" / "yeast.graph", edge_labels=False))
+    if args.cprofile:
+        print(cprofile_counts(G, base, args.cprofile.split(","), args.reps))
+        return
     rec = {"queries": profile_queries(G, base, args.queries.split(","), args.reps),
            "pieces": profile_pieces(G, base, 3)}
     text = json.dumps(rec, indent=1)
