@@ -179,3 +179,11 @@ def test_expand_small_equals_expand_and_respects_cap(cls):
                 assert cpu.expand_small(P, rows, want.shape[0] - 1) is None
             rows = want
         assert rows.shape[0] == CpuEngine().count(plan) > 0
+        roots = np.ascontiguousarray(
+            plan.cand_flat[plan.cand_ptr[0]:plan.cand_ptr[1]].astype(np.int32)[:, None])
+        every, levels = cpu.host_levels(P, roots, 10**6, plan.k)
+        assert levels == plan.k - 1 and np.array_equal(every, rows)
+        one, levels = cpu.host_levels(P, roots, 10**6, 1)
+        assert levels == 1 and np.array_equal(one, cpu._expand(P, roots))
+        small, levels = cpu.host_levels(P, roots, 2, plan.k)  # stops under the cap
+        assert small.shape[0] < 2 or levels == 0

@@ -481,24 +481,18 @@ class _Prefetch:
         self._pinned = []
         self.start = self.stream.record()
 
-        def up(x, dtype):
-            x = np.ascontiguousarray(x, dtype=dtype)
-            if x.size == 0:
-                x = np.zeros(1, dtype=dtype)
+        def up(x):
             mem = xp.cuda.alloc_pinned_memory(x.nbytes)
-            h = np.frombuffer(mem, dtype=dtype, count=x.size)
+            h = np.frombuffer(mem, dtype=x.dtype, count=x.size)
             h[:] = x
-            d = xp.empty(x.shape, dtype=dtype)
+            d = xp.empty(x.shape, dtype=x.dtype)
             d.set(h, stream=self.stream)
             self._pinned.append(mem)  # host pages must outlive the asynchronous copy
             return d
 
-        arrs = [up(G.indptr, np.int64), up(G.indices, np.int32), up(G.mult, np.int32)]
-        if G.directed:
-            arrs += [up(G.in_indptr, np.int64), up(G.in_indices, np.int32)]
-        else:
-            arrs += arrs[:2]
-        self._arrs = arrs
+        from .gpu.common import _kernel_adjacency
+
+        self._arrs = _kernel_adjacency(G, up)  # wrapped for the kernels once the copies are done
         self.end = self.stream.record()
 
     def adopt(self, engines):

@@ -658,21 +658,14 @@ class GMatchEngine(faults.Recovery):
         if not isinstance(plan.cand_flat, np.ndarray) or getattr(plan.G, "on_device", False):
             return roots.reshape(-1, 1), 1, 0
         rows = np.ascontiguousarray(roots, dtype=np.int32).reshape(-1, 1)
-        from ..cpu import expand_small, plan_arrays
-
         cap = min(HOST_BFS_ROWS, target)
-        L, levels, P = 1, 0, None
-        while L < plan.k and 0 < rows.shape[0] < cap:
-            if self.bfs_levels is not None and levels >= self.bfs_levels:
-                break
-            if P is None:
-                P = plan_arrays(plan)
-            nxt = expand_small(P, rows, cap)
-            if nxt is None:
-                break
-            rows, L = nxt, L + 1
-            levels += 1
-        return rows, L, levels
+        most = plan.k if self.bfs_levels is None else self.bfs_levels
+        if plan.k < 2 or not 0 < rows.shape[0] < cap or most < 1:
+            return rows, 1, 0
+        from ..cpu import host_levels, plan_arrays
+
+        rows, levels = host_levels(plan_arrays(plan), rows, cap, most)
+        return np.ascontiguousarray(rows), 1 + levels, levels
 
     def _bfs(self, dp, roots, target, L=1, levels=0):
         """Initialisation phase: expand ``roots`` (rows of depth ``L``, after ``levels`` levels)
@@ -1006,9 +999,7 @@ class GMatchEngine(faults.Recovery):
             return
         cap = self._capacity(plan)
         if limit is not None and limit <= cap:
-            ctl, _, out, _ = self._dfs(dp, rows, collect=True, stop_at=limit, cap=limit,
-                                       budget=budget)
-            yield from self._emit(out, min(int(ctl[C_OUT]), limit), chunk, remaining)
+            yield from self._collect_limit(dp, rows, limit, chunk, remaining, budget)
             return
         yield from self._collect_batches(dp, rows, cap, chunk, remaining, budget)
 
@@ -1036,9 +1027,7 @@ class GMatchEngine(faults.Recovery):
             return
         cap = self._capacity(plan)
         if limit is not None and limit <= cap:
-            ctl, _, out, _ = self._dfs(dp, rows, collect=True, stop_at=limit, cap=limit,
-                                       budget=budget)
-            yield from self._emit(out, min(int(ctl[C_OUT]), limit), chunk, remaining)
+            yield from self._collect_limit(dp, rows, limit, chunk, remaining, budget)
             return
         ctl, _, out, stopped = self._dfs(dp, rows, collect=True, stop_at=None, cap=cap,
                                          budget=budget)
@@ -1050,6 +1039,12 @@ class GMatchEngine(faults.Recovery):
         del out
         self.last_stats["streamed"] = True
         yield from self._collect_batches(dp, rows, cap, chunk, remaining, budget)
+
+    def _collect_limit(self, dp, rows, limit, chunk, remaining, budget):
+        """One pass for a ``limit`` that fits a buffer: the kernel stops at ``limit`` rows."""
+        ctl, _, out, _ = self._dfs(dp, rows, collect=True, stop_at=limit, cap=limit,
+                                   budget=budget)
+        yield from self._emit(out, min(int(ctl[C_OUT]), limit), chunk, remaining)
 
     def _emit(self, out, n, chunk, remaining):
         """Stream the first ``n`` rows of a device buffer to the host in ``chunk``-row arrays."""
