@@ -197,10 +197,13 @@ def phase_warmup(rec):
     G = nx.cycle_graph(100)  # P_k into C_100: 200 matches, for every k < 100
     jit = {}
     dfs = gmatch.GMatchEngine(pool_target=1)  # stop the BFS at depth 1: the DFS kernel runs
+    gpu_bfs = gmatch.GMatchEngine(host_rows=0)  # every BFS level on the GPU's kernels
     for k in (3, 5, 12, 20):  # every KMAX bucket (8, 8, 16, 32)
         H = nx.path_graph(k)
         t1 = time.perf_counter()
         got = nx_gsm.count_subgraph_monomorphisms(G, H, engine="gmatch")
+        assert got == 200, got
+        got = gpu_bfs.count(prepare(G, H, "mono")[0])
         assert got == 200, got
         for mode in ("mono", "induced"):
             plan, _, _ = prepare(G, H, mode)
@@ -423,17 +426,18 @@ def phase_conformance(rec, quick, cases, engines=None):
     import conformance
 
     out = {}
-    runs = [(eng, eng, None) for eng in GPU_ENGINES]
-    # small cases finish inside gmatch's BFS prefix; run them again with the prefix stopped at
-    # depth 1 so every case goes through the warp DFS kernel
-    runs.append(("gmatch[dfs]", "gmatch", "1"))
+    runs = [(eng, eng, {}) for eng in GPU_ENGINES]
+    # small cases finish inside gmatch's BFS prefix (most on the host); run them again with
+    # every prefix level on the GPU's BFS kernels, and with the prefix stopped at depth 1 so
+    # every case goes through the warp DFS kernel
+    runs.append(("gmatch[gpu-bfs]", "gmatch", {"NX_GSM_GMATCH_HOST_ROWS": "0"}))
+    runs.append(("gmatch[dfs]", "gmatch", {"NX_GSM_GMATCH_POOL_TARGET": "1"}))
     if engines:
         runs = [r for r in runs if r[0] in engines]
-    for label, eng, pool in runs:
+    for label, eng, env in runs:
         t = time.perf_counter()
-        old_env = os.environ.get("NX_GSM_GMATCH_POOL_TARGET")
-        if pool is not None:
-            os.environ["NX_GSM_GMATCH_POOL_TARGET"] = pool
+        old_env = {k: os.environ.get(k) for k in env}
+        os.environ.update(env)
         try:
             def progress(stage, done, total):
                 if done % 200 == 0:
@@ -462,11 +466,11 @@ def phase_conformance(rec, quick, cases, engines=None):
                    "traceback": traceback.format_exc()[-3000:],
                    "seconds": time.perf_counter() - t}
         finally:
-            if pool is not None:
-                if old_env is None:
-                    os.environ.pop("NX_GSM_GMATCH_POOL_TARGET", None)
+            for k, v in old_env.items():
+                if v is None:
+                    os.environ.pop(k, None)
                 else:
-                    os.environ["NX_GSM_GMATCH_POOL_TARGET"] = old_env
+                    os.environ[k] = v
         out[label] = res
         _log(f"conformance[{label}]:", json.dumps({k: v for k, v in out[label].items()
                                                     if k not in ("report", "traceback")},
@@ -721,7 +725,8 @@ def main(argv=None):
     ap.add_argument("--conformance-cases", type=int, default=None)
     ap.add_argument("--full-conformance", action="store_true")
     ap.add_argument("--conformance-engines", default=None,
-                    help="comma-separated subset of gmatch,gsi,geneva,gmatch[dfs] (default all)")
+                    help="comma-separated subset of gmatch,gsi,geneva,gmatch[gpu-bfs],"
+                         "gmatch[dfs] (default all)")
     ap.add_argument("--yeast-budget", type=float, default=60.0)
     ap.add_argument("--yeast-max-count", type=int, default=10**9)
     ap.add_argument("--per-group", type=int, default=20)
@@ -821,7 +826,7 @@ def main(argv=None):
 def _engine_counts(rec):
     out = {}
     t = rec.get("tests") or {}
-    for eng in list(GPU_ENGINES) + ["gmatch[dfs]"]:
+    for eng in list(GPU_ENGINES) + ["gmatch[gpu-bfs]", "gmatch[dfs]"]:
         if eng not in (rec.get("conformance") or {}) and eng != "gmatch":
             continue
         c = (rec.get("conformance") or {}).get(eng) or {}

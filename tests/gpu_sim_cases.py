@@ -81,6 +81,15 @@ def main():
                 (on_device and st["pool_depth"] <= 1 + st["host_levels"]):
             print("host prefix not as expected:", st)
             sys.exit(1)
+    # host_rows=0: every prefix level on the GPU's BFS kernels
+    P5 = nx.path_graph(5)
+    nx.set_node_attributes(P5, {v: "r" if v == 0 else "x" for v in P5}, "c")
+    check(G, P5, "mono", "gpu-bfs", {"steal": False, "host_rows": 0}, node_match=nm)
+    eng = GMatchEngine(blocks=1, host_rows=0)
+    eng.count(prepare(G, H, "mono", node_match=nm)[0])
+    if eng.last_stats["host_levels"] != 0 or eng.last_stats["pool_depth"] < 2:
+        print("host_rows=0 did not keep the prefix on the device:", eng.last_stats)
+        sys.exit(1)
     print("SIM OK")
 
 

@@ -512,6 +512,8 @@ class GMatchEngine(faults.Recovery):
     * ``pool_target``: rows for the BFS prefix (default: 8 per resident warp);
     * ``bfs_levels``: the most BFS levels (default: until the target, or until a frontier stays
       under 32 rows after 4 levels);
+    * ``host_rows``: BFS levels of at most this many rows run on the host (default
+      :data:`HOST_BFS_ROWS`; 0: every level on the GPU);
     * ``out_capacity``: rows of the device output buffer (default from the memory budget, at most
       256 MB); larger outputs are counted per pool row and collected in batches that fit;
     * ``steal``: work donation between warps (default True); ``queue_capacity``: ring slots;
@@ -521,8 +523,8 @@ class GMatchEngine(faults.Recovery):
     * ``time_limit``: seconds per DFS launch, after which the kernel is stopped and
       ``TimeoutError`` raised (for benchmarks).
 
-    ``NX_GSM_GMATCH_POOL_TARGET``, ``NX_GSM_GMATCH_STEAL`` (0/1) and ``NX_GSM_GMATCH_TIME_LIMIT``
-    set the defaults of the corresponding parameters (for harnesses that pick engines by name).
+    ``NX_GSM_GMATCH_POOL_TARGET``, ``NX_GSM_GMATCH_STEAL`` (0/1), ``NX_GSM_GMATCH_HOST_ROWS``
+    and ``NX_GSM_GMATCH_TIME_LIMIT`` set the defaults of the corresponding parameters (for harnesses that pick engines by name).
     Patterns deeper than :data:`KMAX_LIMIT` run on the CPU engine (logged). ``last_stats`` holds
     the last run's pool size, grid, donations and timings.
     """
@@ -530,11 +532,15 @@ class GMatchEngine(faults.Recovery):
     name = "gmatch"
 
     def __init__(self, *, pool_target=None, bfs_levels=None, out_capacity=None, steal=None,
-                 queue_capacity=1 << 15, memory_budget=None, blocks=None, time_limit=None):
+                 queue_capacity=1 << 15, memory_budget=None, blocks=None, time_limit=None,
+                 host_rows=None):
         self.xp = array_module()
         env = os.environ.get  # NX_GSM_GMATCH_* knobs let test harnesses reach engines by name
         if pool_target is None and env("NX_GSM_GMATCH_POOL_TARGET"):
             pool_target = int(env("NX_GSM_GMATCH_POOL_TARGET"))
+        if host_rows is None:
+            host_rows = int(env("NX_GSM_GMATCH_HOST_ROWS", HOST_BFS_ROWS))
+        self.host_rows = int(host_rows)
         if steal is None:
             steal = env("NX_GSM_GMATCH_STEAL", "1") != "0"
         if time_limit is None and env("NX_GSM_GMATCH_TIME_LIMIT"):
@@ -658,7 +664,7 @@ class GMatchEngine(faults.Recovery):
         if not isinstance(plan.cand_flat, np.ndarray) or getattr(plan.G, "on_device", False):
             return roots.reshape(-1, 1), 1, 0
         rows = np.ascontiguousarray(roots, dtype=np.int32).reshape(-1, 1)
-        cap = min(HOST_BFS_ROWS, target)
+        cap = min(self.host_rows, target)
         most = plan.k if self.bfs_levels is None else self.bfs_levels
         if plan.k < 2 or not 0 < rows.shape[0] < cap or most < 1:
             return rows, 1, 0
