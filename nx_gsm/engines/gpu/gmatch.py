@@ -524,7 +524,8 @@ class GMatchEngine(faults.Recovery):
       ``TimeoutError`` raised (for benchmarks).
 
     ``NX_GSM_GMATCH_POOL_TARGET``, ``NX_GSM_GMATCH_STEAL`` (0/1), ``NX_GSM_GMATCH_HOST_ROWS``
-    and ``NX_GSM_GMATCH_TIME_LIMIT`` set the defaults of the corresponding parameters (for harnesses that pick engines by name).
+    and ``NX_GSM_GMATCH_TIME_LIMIT`` set the defaults of the corresponding parameters (for
+    harnesses that pick engines by name).
     Patterns deeper than :data:`KMAX_LIMIT` run on the CPU engine (logged). ``last_stats`` holds
     the last run's pool size, grid, donations and timings.
     """
@@ -622,8 +623,8 @@ class GMatchEngine(faults.Recovery):
         lo = xp.empty(n, dtype=np.int64)
         ln = xp.empty(n, dtype=np.int64)
         kd = xp.empty(n, dtype=np.int8)
-        # kernel arguments as Numba device arrays: a CuPy argument costs ~40 us per launch,
-        # a wrapped one ~4 us after a ~15 us wrap (gpu/NOTES.md v10)
+        # kernel arguments as Numba device arrays, each wrapped once (~18 us) though rows, lo
+        # and kd go to two launches: a CuPy argument costs ~25 us more per launch (v10 notes)
         k_rows, k_lo, k_kd = _kernel_array(rows), _kernel_array(lo), _kernel_array(kd)
         threads = 256
         blocks = max(1, min(4096, (n + threads - 1) // threads))
@@ -656,9 +657,9 @@ class GMatchEngine(faults.Recovery):
         return new
 
     def _host_prefix(self, plan, roots, target):
-        """The first BFS levels on the host while they stay under ``HOST_BFS_ROWS`` rows (and
-        ``target``): a GPU level costs about a millisecond of launches and synchronisations
-        whatever its size (gpu/NOTES.md v10), the CPU engine's one-thread expansion microseconds.
+        """The first BFS levels on the host while they stay under ``host_rows`` rows (and
+        ``target``): a GPU level costs 1-2 ms of launches and synchronisations whatever its
+        size (gpu/NOTES.md v10), the CPU engine's one-thread expansion ~0.3 us per row.
         Returns host rows, their depth and the levels done; device-resident plans start on the
         device."""
         if not isinstance(plan.cand_flat, np.ndarray) or getattr(plan.G, "on_device", False):
