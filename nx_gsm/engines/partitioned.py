@@ -47,7 +47,6 @@ from __future__ import annotations
 import logging
 import math
 import time
-import weakref
 from dataclasses import replace
 
 import numba
@@ -506,7 +505,7 @@ class _Prefetch:
         self._pinned.clear()
         arrs = tuple(_kernel_array(a) for a in self._arrs)
         for eng in engines:
-            eng._gcache = (weakref.ref(self.G), arrs)
+            eng.adopt_graph(self.G, arrs)
         return self.xp.cuda.get_elapsed_time(self.start, self.end) / 1e3, waited
 
 

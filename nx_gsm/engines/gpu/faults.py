@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
+import weakref
 
 __all__ = ["SITES", "InjectedOutOfMemory", "InjectedLaunchError", "inject", "point",
            "device_errors", "is_oom", "hits", "release_device_memory", "Recovery"]
@@ -139,11 +140,24 @@ class Recovery:
     tuple naming the attributes that hold device uploads (dropped after a fault: a failed device
     may have left them unusable) and ``_fallback(plan)`` (the engine to run a plan this one
     cannot, or None). Empty plans, fallback plans and non-positive limits are settled here,
-    before any device work, so the engines' ``_count``/``_iter`` only ever see real searches. ``last_stats["recovered"]`` says how a faulted run ended and
-    ``last_stats["faults"]`` lists the faults met, as strings.
+    before any device work, so the engines' ``_count``/``_iter`` only ever see real searches.
+    ``last_stats["recovered"]`` says how a faulted run ended and ``last_stats["faults"]`` lists
+    the faults met, as strings. The data graph's device arrays (``_gcache``) are kept here too.
     """
 
     _device_caches = ("_gcache",)
+
+    def _graph_arrays(self, G):
+        """``G``'s adjacency on the device, uploaded once per data graph (kept in ``_gcache``)."""
+        from .common import _cached_graph_arrays
+
+        arrs, self._gcache = _cached_graph_arrays(self._gcache, G, self.xp)
+        return arrs
+
+    def adopt_graph(self, G, arrays):
+        """Take ``arrays`` (kernel-ready, as ``common._graph_to_device`` makes them) as ``G``'s
+        device adjacency: the partitioned engine uploads the next part while one is searched."""
+        self._gcache = (weakref.ref(G), tuple(arrays))
 
     def _recover(self, exc):
         """After a device fault: drop what this engine holds on the device and note it; True

@@ -47,8 +47,8 @@ from numba import cuda, int32, int64
 
 from ..base import UNLIMITED, PartialCount
 from . import faults
-from .common import (_cached_graph_arrays, _ballot, _exact_sum, _feasible_range, _host,
-                     _kernel_array, _quiet, _sim_reset, _upload_packed, _wsync)
+from .common import (_ballot, _exact_sum, _feasible_range, _host, _kernel_array, _quiet,
+                     _sim_reset, _upload_packed, _wsync)
 from .device import array_module, is_simulator, memory_budget
 from .formats import IntervalPCSR, format_nbytes
 
@@ -516,10 +516,6 @@ class GenevaEngine(faults.Recovery):
         if x.size == 0:
             x = np.zeros(shape or (1,) * max(x.ndim, 1), dtype=dtype)
         return _kernel_array(self.xp.asarray(x))
-
-    def _graph_arrays(self, G):
-        arrs, self._gcache = _cached_graph_arrays(self._gcache, G, self.xp)
-        return arrs
 
     def _label_arrays(self, plan):
         """Interval-PCSR of both directions on the device (cached for the last graph and edge

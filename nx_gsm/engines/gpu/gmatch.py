@@ -46,9 +46,8 @@ from numba import cuda, int8, int32, int64
 
 from ..base import UNLIMITED, PartialCount
 from . import faults
-from .common import (_cached_graph_arrays, _DevPlan, _ballot, _cand_at, _dup_ok, _exact_sum,
-                     _feasible, _host, _kernel_array, _local_cands, _pause, _quiet, _sim_reset,
-                     _wsync)
+from .common import (_DevPlan, _ballot, _cand_at, _dup_ok, _exact_sum, _feasible, _host,
+                     _kernel_array, _local_cands, _pause, _quiet, _sim_reset, _wsync)
 from .device import array_module, device_info, is_simulator, memory_budget
 
 __all__ = ["GMatchEngine", "KMAX_LIMIT", "kernel_resources"]
@@ -821,10 +820,6 @@ class GMatchEngine(faults.Recovery):
                     stopped = "interrupted"
 
     # -- public protocol ------------------------------------------------------------------------
-    def _graph_arrays(self, G):
-        arrs, self._gcache = _cached_graph_arrays(self._gcache, G, self.xp)
-        return arrs
-
     def _prepare(self, plan):
         """Device plan, task pool and its depth; the device plan is None when the host prefix
         (:meth:`_host_prefix`) reached the last depth: its rows are then every match."""

@@ -53,8 +53,7 @@ from numba import cuda, int32, int64
 
 from ..base import UNLIMITED, PartialCount
 from . import faults
-from .common import (_cached_graph_arrays, _DevPlan, _ballot, _feasible, _host, _quiet, _sim_reset,
-                     _wsync)
+from .common import _DevPlan, _ballot, _feasible, _host, _quiet, _sim_reset, _wsync
 from .device import array_module, device_info, is_simulator, memory_budget
 from .formats import PCSR
 from .gmatch import KMAX_LIMIT as DFS_KMAX_LIMIT
@@ -491,10 +490,6 @@ class GsiEngine(faults.Recovery):
                 pass
         if used > self.last_stats["peak_bytes"]:
             self.last_stats["peak_bytes"] = used
-
-    def _graph_arrays(self, G):
-        arrs, self._gcache = _cached_graph_arrays(self._gcache, G, self.xp)
-        return arrs
 
     def _pcsr(self, plan):
         """Per-driver PCSR partition index (-1: plain CSR) and the packed out/in PCSR arrays."""
