@@ -253,7 +253,8 @@ def expand_small(P, prefixes, cap):
     """:func:`_expand` in one thread and one pass for small frontiers, or None as soon as the
     level holds more than ``cap`` rows. gmatch runs the first BFS levels of a search here while
     they are small: on the host such a level takes microseconds, on the GPU about a millisecond
-    of launches and synchronisations whatever its size."""
+    of launches and synchronisations whatever its size. (The loop is :func:`_children`'s; one
+    inlined helper for both measured 1.7x slower here, 2.8 -> 4.8 ms on yeast dense_16_4.)"""
     t, depth = prefixes.shape
     k = P[0].size
     m = np.empty(k, dtype=np.int32)

@@ -530,6 +530,7 @@ class GMatchEngine(faults.Recovery):
     """
 
     name = "gmatch"
+    _device_caches = ("_gcache", "_qbufs")  # dropped after a device fault (faults.Recovery)
 
     def __init__(self, *, pool_target=None, bfs_levels=None, out_capacity=None, steal=None,
                  queue_capacity=1 << 15, memory_budget=None, blocks=None, time_limit=None,
