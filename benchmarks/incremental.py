@@ -191,8 +191,9 @@ def _apply_variants(others, ins, dele, cap, counts_only, row):
 def run(engine, patterns, fractions, batches, seed, cap, recount_cap, root=None,
         log=lambda row: print(json.dumps(row)), counts_only=False, variants=(), warm=1,
         recount_first=False):
-    """Rows of per-batch timings (each also passed to ``log``); the first ``warm`` batches of each setting are applied to every
-    matcher untimed (CuPy compiles some kernels on their first call with a batch's sizes); with
+    """Rows of per-batch timings (each also passed to ``log``); the first ``warm`` batches of
+    each setting are applied to every matcher untimed (CuPy compiles some kernels on their first
+    call with a batch's sizes); with
     ``recount_first`` only the first timed batch of a setting is recounted and the later ones
     are compared with that time (``recount_reused``: the graphs differ by a batch)."""
     from nx_gsm.incremental import IncrementalMatcher
