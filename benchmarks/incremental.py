@@ -156,18 +156,34 @@ def _variant(G0, H, name):
     return m
 
 
-def _timed_apply(m, ins, dele, cap, counts_only):
+def _timed_apply(m, ins, dele, cap, counts_only, profile=0):
     """``(result, seconds)`` of one ``apply`` under ``cap`` seconds, or ``(None, None)`` when
-    the cap cut it (the matcher's graph then no longer follows the batches)."""
+    the cap cut it (the matcher's graph then no longer follows the batches). ``profile`` > 0
+    prints that many of the apply's most expensive functions (cProfile, own time) to stderr;
+    the timing then includes the profiler's overhead."""
+    prof = None
+    if profile:
+        import cProfile
+
+        prof = cProfile.Profile()
     t = time.perf_counter()
     try:
         _alarm(cap)
+        if prof is not None:
+            prof.enable()
         r = m.apply(insert=ins, delete=dele, counts_only=counts_only)
     except _Timeout:
         return None, None
     finally:
+        if prof is not None:
+            prof.disable()
         signal.setitimer(signal.ITIMER_REAL, 0)
-    return r, time.perf_counter() - t
+    dt = time.perf_counter() - t
+    if prof is not None:
+        import pstats
+
+        pstats.Stats(prof, stream=sys.stderr).sort_stats("tottime").print_stats(profile)
+    return r, dt
 
 
 def _apply_variants(others, ins, dele, cap, counts_only, row):
@@ -190,12 +206,13 @@ def _apply_variants(others, ins, dele, cap, counts_only, row):
 
 def run(engine, patterns, fractions, batches, seed, cap, recount_cap, root=None,
         log=lambda row: print(json.dumps(row)), counts_only=False, variants=(), warm=1,
-        recount_first=False):
+        recount_first=False, profile=0, recounts=True):
     """Rows of per-batch timings (each also passed to ``log``); the first ``warm`` batches of
     each setting are applied to every matcher untimed (CuPy compiles some kernels on their first
     call with a batch's sizes); with
     ``recount_first`` only the first timed batch of a setting is recounted and the later ones
-    are compared with that time (``recount_reused``: the graphs differ by a batch)."""
+    are compared with that time (``recount_reused``: the graphs differ by a batch); without
+    ``recounts`` none is made (latency runs); ``profile``: see :func:`_timed_apply`."""
     from nx_gsm.incremental import IncrementalMatcher
 
     G = load_github(root, seed=seed)
@@ -207,7 +224,8 @@ def run(engine, patterns, fractions, batches, seed, cap, recount_cap, root=None,
         H = cut_pattern(G, kind, seed=seed + PATTERNS.index(kind))
         # compile the static engine's kernels for this pattern (labels, size) outside the
         # recount timings, on a small piece of the graph
-        recount(G.subgraph(range(min(2000, G.number_of_nodes()))), H, static, recount_cap)
+        if recounts:
+            recount(G.subgraph(range(min(2000, G.number_of_nodes()))), H, static, recount_cap)
         for fraction in fractions:
             G0, bs = make_batches(G, fraction, batches + warm, seed=seed)
             m = IncrementalMatcher(G0, H, engine=engine,
@@ -220,7 +238,7 @@ def run(engine, patterns, fractions, batches, seed, cap, recount_cap, root=None,
             for bi, (ins, dele) in enumerate(bs[warm:]):
                 row = dict(pattern=kind, pattern_edges=H.number_of_edges(), fraction=fraction,
                            batch=bi, updates=len(ins) + len(dele))
-                r, dt = _timed_apply(m, ins, dele, cap, counts_only)
+                r, dt = _timed_apply(m, ins, dele, cap, counts_only, profile)
                 if r is None:
                     row.update(apply_s=None, apply_capped_s=cap)
                 else:
@@ -229,15 +247,15 @@ def run(engine, patterns, fractions, batches, seed, cap, recount_cap, root=None,
                         row["gamma"] = dict(m._gamma.last_stats)
                     if others:
                         _apply_variants(others, ins, dele, cap, counts_only, row)
-                if recount_first and rs is not None and r is not None:
+                if recounts and recount_first and rs is not None and r is not None:
                     row.update(recount_s=rs, recount=None, recount_complete=full,
                                recount_reused=True)
-                else:
+                elif recounts:
                     rs, rc, full = recount(m.graph, H, static, recount_cap)
                     row.update(recount_s=rs, recount=rc, recount_complete=full)
                 if r is None:  # the graph did not move: recount of the before-graph
                     row["recount_graph"] = "before"
-                else:
+                elif recounts:
                     row["speedup"] = rs / row["apply_s"] if row["apply_s"] else None
                 rows.append(row)
                 log(row)
@@ -291,6 +309,10 @@ def main(argv=None):
     ap.add_argument("--variants", default="",
                     help="side by side on the same batches, comma-separated: nosteal, "
                          "nocoalesce, plain (neither), cpu (the CPU path)")
+    ap.add_argument("--cprofile", type=int, default=0, metavar="N",
+                    help="print the N most expensive functions of each timed apply (stderr)")
+    ap.add_argument("--no-recount", action="store_true",
+                    help="skip the recounts (latency and profile runs)")
     ap.add_argument("--datasets", default=None)
     ap.add_argument("--out", default=None, help="JSON record path")
     a = ap.parse_args(argv)
@@ -303,7 +325,8 @@ def main(argv=None):
                a.recount_cap, a.datasets,
                log=lambda row: print(summary(row), flush=True),
                counts_only=a.counts_only, variants=[v for v in a.variants.split(",") if v],
-               warm=a.warm, recount_first=a.recount_first)
+               warm=a.warm, recount_first=a.recount_first, profile=a.cprofile,
+               recounts=not a.no_recount)
     rec = dict(benchmark="incremental", engine=a.engine, dataset="snap/github", labels=5,
                seed=a.seed, pattern_vertices=6, patterns=a.patterns.split(","),
                fractions=fractions, batches=a.batches,

@@ -158,6 +158,9 @@ def _tuple_rows(rows, what, multigraph, inserting):
                          f"got {type(rows).__name__}")
     out = []
     for i, r in enumerate(rows):
+        if type(r) is tuple and len(r) == 2:  # the common row, without the checks below
+            out.append((r[0], r[1], _NOKEY, {}))
+            continue
         where = f"{what}[{i}]"
         if isinstance(r, (str, bytes)) or not isinstance(r, (tuple, list)):
             raise BatchError(f"{where}: expected an edge tuple (u, v[, ...]), got {r!r}")
@@ -190,6 +193,12 @@ def _edge_rows(obj, what, multigraph, inserting, source, target, edge_key, edge_
     else:
         rows = _tuple_rows(obj, what, multigraph, inserting)
     for i, (u, v, key, _) in enumerate(rows):
+        if key is _NOKEY and u is not None and v is not None:
+            try:  # the common row: hashable endpoints, no key
+                hash(u), hash(v)
+                continue
+            except TypeError:
+                pass
         where = f"{what}[{i}]"
         _check_node(u, where)
         _check_node(v, where)
@@ -263,6 +272,40 @@ class _Batch:
     @property
     def empty(self):
         return not (self.new_nodes or self.gone_nodes or self.del_edges or self.add_edges)
+
+    def after_state(self, G0):
+        """``{pair: datum}``: each touched pair's datum in ``G_after`` (attribute dict, multigraph
+        key-dict in NetworkX's key order, or None), read off the batch without building any part
+        of ``G_after`` (what :meth:`apply_to` would make of ``G0``'s copy on these pairs). The
+        data ``G0`` keeps are shared, not copied."""
+        multi = G0.is_multigraph()
+        pair = (lambda u, v: (u, v)) if G0.is_directed() else (lambda u, v: frozenset((u, v)))
+        gone = set(self.gone_nodes)
+        out = {p: None if u in gone or v in gone else _datum(G0, u, v)
+               for p, (u, v) in self.touched.items()}
+        if not multi:
+            for u, v, _ in self.del_edges:
+                out[pair(u, v)] = None
+            for u, v, _, attrs in self.add_edges:
+                out[pair(u, v)] = dict(attrs)
+            return out
+        dead = {}
+        for u, v, key in self.del_edges:
+            dead.setdefault(pair(u, v), set()).add(key)
+        own = set()  # pairs whose key-dict here is a new one (G0's must not change)
+        for p, keys in dead.items():
+            kd = {k: d for k, d in (out[p] or {}).items() if k not in keys}
+            out[p] = kd or None
+            own.add(p)
+        for u, v, key, attrs in self.add_edges:
+            p = pair(u, v)
+            if p not in own:
+                out[p] = dict(out[p] or {})
+                own.add(p)
+            elif out[p] is None:
+                out[p] = {}
+            out[p][key] = dict(attrs)
+        return out
 
 
 class IncrementalMatcher:
@@ -583,38 +626,40 @@ class IncrementalMatcher:
         return b
 
     def _resolve_simple(self, b, ins, dels):
-        G0 = self._G
+        succ = _succ(self._G)
+        pair = self._pair
+        dp = [pair(r[0], r[1]) for r in dels]
+        ip = [pair(r[0], r[1]) for r in ins]
         seen_ins, seen_del = {}, {}
-        for i, (u, v, _, _) in enumerate(dels):
-            p = self._pair(u, v)
-            if p in seen_del:
-                raise BatchError(f"delete[{i}]: edge {(u, v)!r} is given twice "
-                                 f"(also delete[{seen_del[p]}])")
-            seen_del[p] = i
-        for i, (u, v, _, _) in enumerate(ins):
-            p = self._pair(u, v)
-            if p in seen_ins:
-                raise BatchError(f"insert[{i}]: edge {(u, v)!r} is given twice "
-                                 f"(also insert[{seen_ins[p]}])")
-            seen_ins[p] = i
-        for i, (u, v, _, _) in enumerate(dels):
-            p = self._pair(u, v)
-            exists = _datum(G0, u, v) is not None
+        for i, p in enumerate(dp):
+            j = seen_del.setdefault(p, i)
+            if j != i:
+                raise BatchError(f"delete[{i}]: edge {dels[i][:2]!r} is given twice "
+                                 f"(also delete[{j}])")
+        for i, p in enumerate(ip):
+            j = seen_ins.setdefault(p, i)
+            if j != i:
+                raise BatchError(f"insert[{i}]: edge {ins[i][:2]!r} is given twice "
+                                 f"(also insert[{j}])")
+        touched = b.touched
+        for i, ((u, v, _, _), p) in enumerate(zip(dels, dp)):
+            nb = succ.get(u)
+            exists = nb is not None and v in nb
             if not exists and p not in seen_ins:
                 raise BatchError(f"delete[{i}]: edge {(u, v)!r} is not in the graph")
             if exists:
                 b.del_edges.append((u, v, None))
-                b.touched.setdefault(p, (u, v))
+                touched.setdefault(p, (u, v))
             # not exists but inserted in this batch: insert + delete cancel out
-        for i, (u, v, _, attrs) in enumerate(ins):
-            p = self._pair(u, v)
-            exists = _datum(G0, u, v) is not None
+        for i, ((u, v, _, attrs), p) in enumerate(zip(ins, ip)):
+            nb = succ.get(u)
+            exists = nb is not None and v in nb
             if exists and p not in seen_del:
                 raise BatchError(f"insert[{i}]: edge {(u, v)!r} is already in the graph (delete "
                                  f"it in the same batch to replace its attributes)")
             if exists or p not in seen_del:
                 b.add_edges.append((u, v, None, attrs))
-                b.touched.setdefault(p, (u, v))
+                touched.setdefault(p, (u, v))
 
     def _resolve_multi(self, b, ins, dels):
         G0 = self._G
@@ -868,19 +913,6 @@ def _touched_nodes(batch):
         NT.add(u)
         NT.add(v)
     return NT
-
-
-def after_on_pairs(G0, batch):
-    """``G_after`` restricted to what ``batch`` can change: its touched pairs and the touched
-    nodes' loops (a small graph of ``G0``'s class, for reading each changed pair's after-state
-    without building the induced region of :class:`_Regions`)."""
-    NT = _touched_nodes(batch)
-    pairs = set(batch.touched.values()) | {(n, n) for n in NT}
-    edges = ((u, v, d) for u, v in pairs if (d := _datum(G0, u, v)) is not None)
-    T = _induced(G0.__class__, ((n, G0._node[n]) for n in NT if n in G0), edges,
-                 G0.is_multigraph())
-    batch.apply_to(T)
-    return T
 
 
 class _Regions:

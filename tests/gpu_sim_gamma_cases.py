@@ -129,26 +129,35 @@ def wide():
 def symmetric():
     """The digest's T-A5: patterns with non-trivial automorphisms (a triangle with a pendant, a
     star, a 4-cycle, a diamond) on a graph with hubs, labelled and not, directed and not, both
-    modes: stealing and coalescing on (the default) and off give the CPU path's answers, counts
-    included; some run steals and some search fewer pattern pairs than they seed."""
+    modes, and with edge labels (edge_match: a 4-cycle of alternating labels and a star with
+    two equal ones, whose automorphisms must keep them): stealing and coalescing on (the
+    default) and off give the CPU path's answers, counts included; some run steals and some
+    search fewer pattern pairs than they seed, with edge_match too."""
     rnd = random.Random(11)
     tri = nx.Graph([(0, 1), (1, 2), (2, 0), (2, 3)])
     pats = [tri, nx.star_graph(3), nx.cycle_graph(4), nx.complete_graph(4)]
     pats[3].remove_edge(0, 1)
-    stole = fewer = 0
-    # undirected: the four patterns, mono and induced in turn; directed: two, one orientation
-    for i, H in enumerate(pats + pats[:2]):
-        directed, induced = i >= 4, bool(i % 2)
-        G = nx.gnm_random_graph(16, 30, seed=i, directed=directed)
+    stole = fewer = fewer_em = 0
+    # undirected: the four patterns, mono and induced in turn; directed: two, one orientation;
+    # then the 4-cycle and the star with edge labels (undirected)
+    for i, H in enumerate(pats + pats[:2] + [pats[2], pats[1]]):
+        directed, induced = i in (4, 5), bool(i % 2)
+        G = nx.gnm_random_graph(16, 45 if i >= 6 else 30, seed=i, directed=directed)
         G.add_edges_from((0, v) for v in range(1, 16, 2))
         G.add_edges_from((v, 1) for v in range(2, 16, 3))
-        H = nx.DiGraph(H.edges()) if directed else H
-        nm = None
+        H = nx.DiGraph(H.edges()) if directed else H.copy()
+        nm = em = None
         if i % 3 == 2:
             for X in (G, H):
                 nx.set_node_attributes(X, {v: v % 2 for v in X}, "c")
             nm = iso.categorical_node_match("c", None)
-        kw = dict(induced=induced, node_match=nm)
+        if i >= 6:
+            nx.set_edge_attributes(G, {e: rnd.randrange(2) for e in G.edges()}, "w")
+            w = ({(0, 1): 0, (1, 2): 1, (2, 3): 0, (0, 3): 1} if i == 6
+                 else {(0, 1): 0, (0, 2): 0, (0, 3): 1})
+            nx.set_edge_attributes(H, w, "w")
+            em = iso.categorical_edge_match("w", None)
+        kw = dict(induced=induced, node_match=nm, edge_match=em)
         ref = IncrementalMatcher(G, H, engine="cpu", **kw)
         on = IncrementalMatcher(G, H, engine="gamma", **kw)
         cnt = IncrementalMatcher(G, H, engine="gamma", **kw)
@@ -169,13 +178,17 @@ def symmetric():
                    for x in runs)
         same = same and (rk.num_added, rk.num_removed) == (len(rc.added), len(rc.removed))
         stole += st.get("steals", 0) > 0
-        fewer += st["pairs_searched"].split(" of ")[0] != st["pairs_searched"].split(" of ")[1]
+        coalesced = st["pairs_searched"].split(" of ")[0] != st["pairs_searched"].split(" of ")[1]
+        fewer += coalesced
+        fewer_em += coalesced and em is not None
         print(f"symmetric {i} directed={directed} induced={induced} nm={nm is not None} "
+              f"em={em is not None} "
               f"+{rc.num_added} -{rc.num_removed} ok={same} {st}", flush=True)
         if not same:
             sys.exit(1)
-    print(f"symmetric: {stole} runs stole, {fewer} searched fewer pairs", flush=True)
-    if not stole or not fewer:
+    print(f"symmetric: {stole} runs stole, {fewer} searched fewer pairs ({fewer_em} with "
+          f"edge_match)", flush=True)
+    if not stole or not fewer or not fewer_em:
         sys.exit(1)
 
 

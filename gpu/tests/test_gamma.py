@@ -148,24 +148,30 @@ def _hub_graph(n, m, seed, directed):
 @pytest.mark.parametrize("induced", [False, True])
 def test_stealing_and_coalescing_change_nothing(directed, induced):
     """The digest's T-A5 on the card: patterns with automorphisms (triangle + pendant, star,
-    4-cycle, diamond) on graphs with hubs, labelled and not; GAMMA with stealing and coalescing
-    (default), with neither, and with each alone give the CPU path's answers and counts; the
-    default run steals and searches fewer pattern pairs than it seeds."""
+    4-cycle, diamond, and a 4-cycle of alternating edge labels under edge_match) on graphs with
+    hubs, labelled and not; GAMMA with stealing and coalescing (default), with neither, and with
+    each alone give the CPU path's answers and counts; the default run steals and searches
+    fewer pattern pairs than it seeds, with edge_match too."""
     rnd = random.Random(5)
     tri = nx.Graph([(0, 1), (1, 2), (2, 0), (2, 3)])
     diamond = nx.complete_graph(4)
     diamond.remove_edge(0, 1)
-    stole = fewer = 0
-    for i, H in enumerate([tri, nx.star_graph(3), nx.cycle_graph(4), diamond]):
+    stole = fewer = fewer_em = 0
+    ring = nx.Graph()
+    ring.add_edges_from([(0, 1, {"w": 0}), (1, 2, {"w": 1}), (2, 3, {"w": 0}), (3, 0, {"w": 1})])
+    for i, H in enumerate([tri, nx.star_graph(3), nx.cycle_graph(4), diamond, ring]):
         G = _hub_graph(300, 1200, i, directed)
         if directed:
             H = nx.DiGraph(H.edges()) if i % 2 else H.to_directed()
-        nm = None
-        if i >= 2:
+        nm = em = None
+        if 2 <= i <= 3:
             for X in (G, H):
                 nx.set_node_attributes(X, {v: v % 2 for v in X}, "c")
             nm = iso.categorical_node_match("c", None)
-        kw = dict(induced=induced, node_match=nm)
+        if i == 4:
+            nx.set_edge_attributes(G, {e: rnd.randrange(2) for e in G.edges()}, "w")
+            em = iso.categorical_edge_match("w", None)
+        kw = dict(induced=induced, node_match=nm, edge_match=em)
         ref = IncrementalMatcher(G, H, engine="cpu", **kw)
         ms = {}
         for steal in (True, False):
@@ -181,7 +187,8 @@ def test_stealing_and_coalescing_change_nothing(directed, induced):
                 u, v = rnd.randrange(300), rnd.randrange(300)
                 if u != v and not ref.graph.has_edge(u, v) and (v, u) not in ins:
                     ins.add((u, v))
-            b = dict(insert=sorted(ins), delete=dele)
+            b = dict(insert=[(u, v, {"w": rnd.randrange(2)}) for u, v in sorted(ins)],
+                     delete=dele)
             rc = ref.apply(**b)
             want = (_set(rc.added), _set(rc.removed))
             for key, m in ms.items():
@@ -194,8 +201,9 @@ def test_stealing_and_coalescing_change_nothing(directed, induced):
             stole += st["steals"] > 0
             searched, seeded = st["pairs_searched"].split(" of ")
             fewer += int(searched) < int(seeded)
+            fewer_em += int(searched) < int(seeded) and em is not None
             assert ms[False, True]._gamma.last_stats["steals"] == 0
-    assert stole > 0 and fewer > 0, (stole, fewer)
+    assert stole > 0 and fewer > 0 and fewer_em > 0, (stole, fewer, fewer_em)
 
 
 def test_output_larger_than_the_device_buffer():

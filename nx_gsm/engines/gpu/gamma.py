@@ -246,9 +246,6 @@ class RowPMA:
     def max_length(self):
         return int(self.length.max()) if self.n else 0
 
-    def device_args(self):
-        k = _kernel_array
-        return k(self.start), k(self.length), k(self.adj), k(self.mult), k(self.emask)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -663,6 +660,26 @@ def _delta_kernel(n_tasks, t_rank, t_x, t_y, t_tab, tab_wt, k, order_t, chk_ptr,
 # ---------------------------------------------------------------------------------------------
 # host side
 # ---------------------------------------------------------------------------------------------
+def _data_classes(k, entries, loopdata):
+    """(k x k class of each pattern edge's datum, -1 where none; class of each node's loop
+    datum): equal data, by ``==``, share a class."""
+    from ...incremental import _same
+
+    reps = []
+
+    def cls(d):
+        for i, r in enumerate(reps):
+            if _same(r, d):
+                return i
+        reps.append(d)
+        return len(reps) - 1
+
+    ec = np.full((k, k), -1, dtype=np.int64)
+    for a, b, d in entries:
+        ec[a, b] = cls(d)
+    return ec, np.array([cls(d) for d in loopdata], dtype=np.int64)
+
+
 def _datum(G, u, v):
     nb = (G._succ if G.is_directed() else G._adj).get(u)
     return None if nb is None else nb.get(v)
@@ -722,6 +739,7 @@ class GammaDelta:
         self.node_match = matcher.node_match
         self.edge_match = matcher.edge_match
         self.last_stats = {}
+        self._dargs = {}  # kernel arguments kept between launches (see _arg)
         self._pattern(matcher)
         self._stale = True
         try:
@@ -741,6 +759,11 @@ class GammaDelta:
         src = np.repeat(np.arange(k), np.diff(h.indptr))
         self.hentries = [(_datum(H, hk[a], hk[b])) for a, b in zip(src, h.indices)]
         self.hloopdata = [_datum(H, a, a) for a in hk]
+        # classes of equal pattern edge data (-1: no edge), which coalesced search keeps
+        ents = zip(src.tolist(), h.indices.tolist(), self.hentries if matcher.edge_match
+                   is not None else [None] * len(self.hentries))
+        self.hecls, self.hlcls = _data_classes(
+            k, list(ents), self.hloopdata if matcher.edge_match is not None else [None] * k)
         # saturated distinct out-/in-degree bounds of the vertex code
         self.hout = np.diff(h.indptr).astype(np.int64)
         self.hin = (np.diff(h.in_indptr) if self.directed else self.hout).astype(np.int64)
@@ -785,7 +808,7 @@ class GammaDelta:
         self.nodrv = nodrv
         self.tab_wt = np.ones(len(orders), dtype=np.int64)
         self.perms = {}
-        self.rep_pairs = self.pairs
+        self._set_reps(self.pairs)
         i32 = lambda x: np.asarray(x if len(x) else [0], dtype=np.int32)  # noqa: E731
         self.ptabs = dict(order_t=i32([u for o in orders for u in o]), chk_ptr=i32(chk_ptr),
                           drv_ptr=i32(drv_ptr), **{n: i32(v) for n, v in chk.items()})
@@ -797,8 +820,10 @@ class GammaDelta:
         current graph), loops and multiplicities; only one representative per orbit is searched,
         the rest come from its matches by the automorphism (``_unfold``), and a count weighs the
         representative's matches by the orbit's size. Every filter of the search is invariant
-        under such an automorphism, as the digest's A2.10 requires. Off with ``edge_match``
-        (edge-label bits are per data edge) or ``coalesce=False``."""
+        under such an automorphism, as the digest's A2.10 requires; with ``edge_match`` the
+        automorphisms also keep each pattern edge's and loop's data (equal attribute dicts get
+        equal ``edge_match`` answers from a callable that reads the attributes' values, as
+        NetworkX's matchers do). Off with ``coalesce=False``."""
         k = self.k
         full = (1 << k) - 1
         if self.node_match is None or not self.nbits.size or bool(np.all(self.nbits == full)):
@@ -816,22 +841,25 @@ class GammaDelta:
         perms = {}
         pairs = [tuple(p) for p in self.pairs.tolist()]
         reps = []
-        if not self.coalesce or self.edge_match is not None or len(pairs) < 2:
+        if not self.coalesce or len(pairs) < 2:
             reps = pairs
         else:
             import networkx as nx
             from networkx.algorithms import isomorphism as iso
 
             hm = self.hm if self.directed else np.maximum(self.hm, self.hm.T)
+            ec, lc = self.hecls, self.hlcls
             X = nx.DiGraph()
-            X.add_nodes_from((a, {"c": (int(color[a]), int(self.hloop[a]))}) for a in range(k))
-            X.add_edges_from((a, b, {"m": int(hm[a, b])}) for a in range(k) for b in range(k)
-                             if hm[a, b] > 0)
+            X.add_nodes_from((a, {"c": (int(color[a]), int(self.hloop[a]), int(lc[a]))})
+                             for a in range(k))
+            X.add_edges_from((a, b, {"m": (int(hm[a, b]), int(ec[a, b]))}) for a in range(k)
+                             for b in range(k) if hm[a, b] > 0)
             outd, ind = (hm > 0).sum(axis=1), (hm > 0).sum(axis=0)
 
             def inv(a, b):
                 return (X.nodes[a]["c"], X.nodes[b]["c"], int(hm[a, b]), int(hm[b, a]),
-                        int(outd[a]), int(ind[a]), int(outd[b]), int(ind[b]))
+                        int(ec[a, b]), int(ec[b, a]), int(outd[a]), int(ind[a]), int(outd[b]),
+                        int(ind[b]))
 
             def marked(a, b):
                 Y = X.copy()
@@ -864,7 +892,13 @@ class GammaDelta:
                     wt[t] += 1
         self.tab_wt = wt
         self.perms = perms
+        self._set_reps(reps)
+
+    def _set_reps(self, reps):
+        """The pattern pairs searched, with their order tables' ids (the seeds of _tasks)."""
         self.rep_pairs = np.array(reps, dtype=np.int64).reshape(-1, 2)
+        self.rep_tabs = np.array([self.tab[int(a), int(b)] for a, b in self.rep_pairs],
+                                 dtype=np.int64)
 
     # -- vertex codes and the candidate table (GAMMA Sec. IV-B) ------------------------------
     def _node_bits(self, datas):
@@ -956,6 +990,7 @@ class GammaDelta:
         batch reloads it from the matcher's graph, and note the fault."""
         self._stale = True
         self.out = self.inn = self.ct = self.tflag = None
+        self._dargs = {}
         faults.release_device_memory()
         what = f"{type(exc).__name__}: {exc}"
         self.last_stats["faults"] = [what]
@@ -1009,20 +1044,24 @@ class GammaDelta:
             raise
 
     def _delta(self, matcher, batch, counts_only):
-        from ...incremental import _mult, _same, after_on_pairs
+        from ...incremental import _same
 
         t_start = time.perf_counter()
         G0 = matcher._G
-        T1 = after_on_pairs(G0, batch)  # G_after on the touched pairs and loops
+        after = batch.after_state(G0)  # G_after on the touched pairs
         directed = self.directed
+        multi = G0.is_multigraph()
         new_keys = list(batch.new_nodes)
         nbits_new = self._node_bits([batch.new_nodes[x] for x in new_keys])
         # the changed pairs with their after-state, in a canonical total order
         changed = []
-        for u, v in batch.touched.values():
-            d0, d1 = _datum(G0, u, v), _datum(T1, u, v)
+        def mult(d):
+            return 0 if d is None else len(d) if multi else 1
+
+        for p, (u, v) in batch.touched.items():
+            d0, d1 = _datum(G0, u, v), after[p]
             if not _same(d0, d1):
-                changed.append((u, v, _mult(G0, u, v), _mult(T1, u, v), d1))
+                changed.append((u, v, mult(d0), mult(d1), d1))
         em_all = np.zeros(len(changed), dtype=np.int64)
         live = [i for i, c in enumerate(changed) if c[3] > 0 and c[0] != c[1]]
         em_all[live] = self._emasks([changed[i][4] for i in live])
@@ -1106,7 +1145,13 @@ class GammaDelta:
         if touched_ids.size:
             ld = [None] * touched_ids.size
             if self.edge_match is not None:
-                ld = [_datum(T1, self.keys[i], self.keys[i]) for i in touched_ids]
+                gone_set = set(batch.gone_nodes)
+                ld = []
+                for i in touched_ids.tolist():
+                    x = self.keys[i]
+                    p = (x, x) if directed else frozenset((x,))
+                    ld.append(after[p] if p in after else
+                              None if x in gone_set else _datum(G0, x, x))
             codes = self._codes(touched_ids, ld)
             diff = codes != self.ct_host[touched_ids]
             if diff.any():
@@ -1131,10 +1176,8 @@ class GammaDelta:
         loop = cx == cy
         pm = ~loop if self.mono == 0 else (~loop & (mult > 0))
         if pm.any() and self.rep_pairs.size:
-            P = self.rep_pairs
-            i = np.repeat(np.flatnonzero(pm), len(P))
-            tab = np.array([self.tab[int(x), int(y)] for x, y in P], dtype=np.int64)
-            parts.append((prank[i], cx[i], cy[i], np.tile(tab, int(pm.sum()))))
+            i = np.repeat(np.flatnonzero(pm), len(self.rep_pairs))
+            parts.append((prank[i], cx[i], cy[i], np.tile(self.rep_tabs, int(pm.sum()))))
         lu = np.flatnonzero(self.loop_used)
         lm = loop if self.mono == 0 else (loop & (mult > 0))
         if lm.any() and lu.size:
@@ -1176,36 +1219,41 @@ class GammaDelta:
             blocks = max(1, -(-warps // _WPB))
         nw = blocks * _WPB
         faults.point("dfs_buffers")
-        cbuf = xp.empty((nw, max(k - 1, 1), cap), dtype=np.int32)
+        cbuf = self._buffer("cbuf", (nw, max(k - 1, 1), cap), np.int32)
+        ctl = self._buffer("ctl", (3,), np.int64)
         inn = self.inn if self.inn is not None else self.out
-        a = _kernel_array
+        a, arg = _kernel_array, self._arg
         faults.point("plan_upload")
         targs = [a(xp.asarray(x.astype(dt))) for x, dt in
                  ((rank, np.int64), (tx, np.int32), (ty, np.int32), (tab, np.int32))]
-        wt = a(xp.asarray(self.tab_wt))
-        pt = self.ptabs
-        ptab_d = [a(xp.asarray(pt[n])) for n in ("order_t", "chk_ptr", "chk_j", "chk_out",
+        tables = [arg(n, self.ptabs[n]) for n in ("order_t", "chk_ptr", "chk_j", "chk_out",
                                                    "chk_in", "chk_peo", "chk_pei", "drv_ptr",
                                                    "drv_j", "drv_dir")]
-        lu = a(xp.asarray(self.loop_used))
-        rs, rl, adj, mu, em = self.out.device_args()
-        irs, irl, iadj = inn.device_args()[:3]
+        graph = [arg(f"{side}.{n}", getattr(pma, n)) for side, pma, names in
+                 (("out", self.out, ("start", "length", "adj", "mult", "emask")),
+                  ("in", inn, ("start", "length", "adj"))) for n in names]
         out_cap = 0 if count_only else self.out_capacity
         t0 = time.perf_counter()
         while True:
             faults.point("output")
-            out = xp.full((max(out_cap, 1), k), -1, dtype=np.int32)
-            out_tab = xp.zeros(max(out_cap, 1), dtype=np.int32)
-            ctl = xp.zeros(3, dtype=np.int64)
+            if out_cap:
+                out_d = xp.full((out_cap, k), -1, dtype=np.int32)
+                tab_d = xp.zeros(out_cap, dtype=np.int32)
+                out, out_tab = a(out_d), a(tab_d)
+            else:  # counting: the kernel writes no rows
+                out = self._buffer("out0", (1, k), np.int32)[1]
+                out_tab = self._buffer("out_tab0", (1,), np.int32)[1]
+            ctl[0].fill(0)
             _sim_reset()
             faults.point("launch")
             with _quiet():
                 _delta_kernel[blocks, _WPB * 32](
-                    n_tasks, *targs, wt, k, *ptab_d, lu, a(self.ct), rs, rl, adj, mu, em, irs,
-                    irl, iadj, a(self.tflag), a(mk), a(mr), nn, n_nodes,
-                    int(self.edge_match is not None), self.mono, int(self.directed), a(cbuf),
-                    a(out), a(out_tab), out_cap, a(ctl), int(self.steal))
-            total = int(ctl[1])  # (synchronises)
+                    n_tasks, *targs, arg("tab_wt", self.tab_wt), k, *tables,
+                    arg("loop_used", self.loop_used), arg("ct", self.ct), *graph,
+                    arg("tflag", self.tflag), arg("mk", mk), arg("mr", mr), nn, n_nodes,
+                    int(self.edge_match is not None), self.mono, int(self.directed), cbuf[1],
+                    out, out_tab, out_cap, ctl[1], int(self.steal))
+            total = int(ctl[0][1])  # (synchronises)
             if total <= out_cap or count_only:
                 break
             out_cap = total
@@ -1214,18 +1262,38 @@ class GammaDelta:
         st["tasks"] = st.get("tasks", 0) + int(n_tasks)
         st["matches"] = st.get("matches", 0) + total
         st["warps"] = nw
-        st["steals"] = st.get("steals", 0) + int(ctl[2])
+        st["steals"] = st.get("steals", 0) + int(ctl[0][2])
         st["pairs_searched"] = f"{len(self.rep_pairs)} of {len(self.pairs)}"
         st["kernel_s"] = st.get("kernel_s", 0.0) + time.perf_counter() - t0
         if count_only:
             return total
-        rows = _host(out[:total])
-        tabs = _host(out_tab[:total])
+        rows = _host(out_d[:total])
+        tabs = _host(tab_d[:total])
         rows = self._unfold(rows, tabs)
         keys = self.keys
         if self.ident:  # node keys are the ids 0..n-1 (as read from an edge list)
             return set(map(tuple, rows.tolist()))
         return {tuple([keys[v] for v in r]) for r in rows.tolist()}
+
+    def _arg(self, name, x):
+        """``x`` (a host table or a device array) as a kernel argument, uploaded and wrapped
+        once while ``x`` is the same object: an upload or a wrap costs tens of microseconds per
+        argument and launch, a good part of a small batch's latency. In-place changes to a
+        device array are seen; a replaced array (a grown PMA arena) is wrapped afresh."""
+        hit = self._dargs.get(name)
+        if hit is None or hit[0] is not x:
+            hit = self._dargs[name] = (x, _kernel_array(self.xp.asarray(x)))
+        return hit[1]
+
+    def _buffer(self, name, shape, dtype):
+        """(device array, kernel argument): a work buffer of at least ``shape`` kept between
+        launches (contents undefined; the kernels index it, never read its shape)."""
+        hit = self._dargs.get(name)
+        if hit is None or len(hit[0].shape) != len(shape) or any(
+                have < want for have, want in zip(hit[0].shape, shape)):
+            x = self.xp.empty(shape, dtype=dtype)
+            hit = self._dargs[name] = (x, _kernel_array(x))
+        return hit
 
     def _unfold(self, rows, tabs):
         """The rows searched from an orbit's representative pattern pair, plus their images
