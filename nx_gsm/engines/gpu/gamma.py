@@ -1264,7 +1264,10 @@ class GammaDelta:
         st["warps"] = nw
         st["steals"] = st.get("steals", 0) + int(ctl[0][2])
         st["pairs_searched"] = f"{len(self.rep_pairs)} of {len(self.pairs)}"
-        st["kernel_s"] = st.get("kernel_s", 0.0) + time.perf_counter() - t0
+        dt = time.perf_counter() - t0
+        st["kernel_s"] = st.get("kernel_s", 0.0) + dt
+        # (tasks, matches, seconds) per launch: the before-side search, then the after-side
+        st.setdefault("launches", []).append((int(n_tasks), total, round(dt, 6)))
         if count_only:
             return total
         rows = _host(out_d[:total])
