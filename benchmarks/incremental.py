@@ -5,8 +5,8 @@ GitHub (SNAP musae-github: ``shared/datasets/snap/github/edges.csv``) with 5 see
 GAMMA's GH; 6-vertex dense (average degree >= 3), sparse (connected, not a tree, average degree
 < 3) and tree patterns cut out of the data graph (seeded, so each has matches); batches of 0.1%,
 1% and 10% of the edges, half deletions of present edges and half insertions of held-out edges
-(seeded). ``--variants`` applies the same batches side by side to GAMMA without work stealing
-and/or coalesced search, or to the CPU path. Per batch: ``apply`` latency (``--counts-only``:
+(seeded). ``--variants`` applies the same batches side by side to GAMMA without work stealing,
+coalesced search or seed splitting, or to the CPU path. Per batch: ``apply`` latency (``--counts-only``:
 the delta's sizes only, which the GPU counts on the device), the delta's size, and a recount of
 the matches of the after-graph from scratch with the best static engine on the same device
 (``cpu``: the CPU engine; ``gamma``: gMatch on the GPU), each under a time cap (a capped recount
@@ -139,7 +139,8 @@ def recount(G, H, engine, cap):
 
 
 VARIANTS = {"nosteal": dict(steal=False), "nocoalesce": dict(coalesce=False),
-            "plain": dict(steal=False, coalesce=False), "cpu": None}
+            "nosplit": dict(split=False), "plain": dict(steal=False, coalesce=False, split=False),
+            "cpu": None}
 
 
 def _variant(G0, H, name):
@@ -309,7 +310,7 @@ def main(argv=None):
                     help="untimed batches per setting before the timed ones")
     ap.add_argument("--variants", default="",
                     help="side by side on the same batches, comma-separated: nosteal, "
-                         "nocoalesce, plain (neither), cpu (the CPU path)")
+                         "nocoalesce, nosplit, plain (none of the three), cpu (the CPU path)")
     ap.add_argument("--cprofile", type=int, default=0, metavar="N",
                     help="print the N most expensive functions of each timed apply (stderr)")
     ap.add_argument("--no-recount", action="store_true",

@@ -131,13 +131,14 @@ def symmetric():
     star, a 4-cycle, a diamond) on a graph with hubs, labelled and not, directed and not, both
     modes, and with edge labels (edge_match: a 4-cycle of alternating labels and a star with
     two equal ones, whose automorphisms must keep them): stealing and coalescing on (the
-    default) and off give the CPU path's answers, counts included; some run steals and some
-    search fewer pattern pairs than they seed, with edge_match too."""
+    default) and off, and seeds at hubs split into slices (every other run), give the CPU
+    path's answers, counts included; some run steals, some split seeds and some search fewer
+    pattern pairs than they seed, with edge_match too."""
     rnd = random.Random(11)
     tri = nx.Graph([(0, 1), (1, 2), (2, 0), (2, 3)])
     pats = [tri, nx.star_graph(3), nx.cycle_graph(4), nx.complete_graph(4)]
     pats[3].remove_edge(0, 1)
-    stole = fewer = fewer_em = 0
+    stole = fewer = fewer_em = split = 0
     # undirected: the four patterns, mono and induced in turn; directed: two, one orientation;
     # then the 4-cycle and the star with edge labels (undirected)
     for i, H in enumerate(pats + pats[:2] + [pats[2], pats[1]]):
@@ -161,10 +162,12 @@ def symmetric():
         ref = IncrementalMatcher(G, H, engine="cpu", **kw)
         on = IncrementalMatcher(G, H, engine="gamma", **kw)
         cnt = IncrementalMatcher(G, H, engine="gamma", **kw)
+        if i % 2:  # the hubs' seeds in slices (hub degrees here are 8 to 13)
+            on._gamma.split_row = cnt._gamma.split_row = 3
         off = None
         if i % 2 == 0:  # (the simulator is slow: the plain kernel on every other run)
             off = IncrementalMatcher(G, H, engine="gamma", **kw)
-            off._gamma.steal = off._gamma.coalesce = False
+            off._gamma.steal = off._gamma.coalesce = off._gamma.split = False
         edges = list(G.edges())
         dele = rnd.sample(edges, 4)
         ins = [(u, v) for u, v in ((0, 2), (1, 4), (3, 5), (6, 9), (0, 16)) if not G.has_edge(u, v)]
@@ -178,6 +181,7 @@ def symmetric():
                    for x in runs)
         same = same and (rk.num_added, rk.num_removed) == (len(rc.added), len(rc.removed))
         stole += st.get("steals", 0) > 0
+        split += st.get("split_tasks", 0) > 0
         coalesced = st["pairs_searched"].split(" of ")[0] != st["pairs_searched"].split(" of ")[1]
         fewer += coalesced
         fewer_em += coalesced and em is not None
@@ -186,9 +190,9 @@ def symmetric():
               f"+{rc.num_added} -{rc.num_removed} ok={same} {st}", flush=True)
         if not same:
             sys.exit(1)
-    print(f"symmetric: {stole} runs stole, {fewer} searched fewer pairs ({fewer_em} with "
-          f"edge_match)", flush=True)
-    if not stole or not fewer or not fewer_em:
+    print(f"symmetric: {stole} runs stole, {split} split seeds, {fewer} searched fewer pairs "
+          f"({fewer_em} with edge_match)", flush=True)
+    if not stole or not split or not fewer or not fewer_em:
         sys.exit(1)
 
 

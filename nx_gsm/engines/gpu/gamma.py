@@ -63,6 +63,10 @@ _SIM = is_simulator()
 KMAX = 16  # deepest pattern the kernel's per-lane arrays hold
 EMAX = 63  # most pattern edge entries an int64 label mask holds
 _WPB = 4 if _SIM else 16  # warps per block (the simulator runs each as 32 threads)
+# seed splitting: a pair seed whose larger endpoint degree is d becomes min(d // split_row,
+# _SPLIT_MAX) tasks (parts < 256: the kernel packs them in 8 bits)
+_SPLIT_ROW = 256
+_SPLIT_MAX = 64
 _NORANK = np.iinfo(np.int64).max
 
 
@@ -418,7 +422,8 @@ def _find_victim(wib, k, S_lock, S_p, S_end, S_busy, B):
 
 
 @cuda.jit
-def _delta_kernel(n_tasks, t_rank, t_x, t_y, t_tab, tab_wt, k, order_t, chk_ptr, chk_j, chk_out,
+def _delta_kernel(n_tasks, t_rank, t_x, t_y, t_tab, t_split, tab_wt, k, order_t, chk_ptr, chk_j,
+                  chk_out,
                   chk_in, chk_peo, chk_pei, drv_ptr, drv_j, drv_dir, loop_used, ct, rstart, rlen,
                   adj, amult, aemask, irstart, irlen, iadj, tflag, mkeys, mranks, nn, n_nodes,
                   has_el, mono, directed, cbuf, out, out_tab, out_cap, ctl, steal):
@@ -434,7 +439,12 @@ def _delta_kernel(n_tasks, t_rank, t_x, t_y, t_tab, tab_wt, k, order_t, chk_ptr,
     partial match ``S_m`` and task ``S_task`` sit in shared memory behind a per-warp lock; once
     the task counter is drained, an idle warp takes the tail half of the untaken entries at a
     busy warp's shallowest level with >= 2 of them, with the partial match above it, and
-    searches them as its own work (levels below the stolen one are the victim's)."""
+    searches them as its own work (levels below the stolen one are the victim's).
+
+    Split seeds (light load balancing in the manner of gMatch): ``t_split[t] = (parts << 8) |
+    part`` keeps only the ``part``-th of ``parts`` contiguous slices of the candidate row at
+    the task's first generated level, so a hub update's search is spread over ``parts`` tasks
+    (and blocks) up front."""
     lane = cuda.threadIdx.x % 32
     wib = cuda.threadIdx.x // 32
     gw = cuda.blockIdx.x * _WPB + wib
@@ -456,6 +466,8 @@ def _delta_kernel(n_tasks, t_rank, t_x, t_y, t_tab, tab_wt, k, order_t, chk_ptr,
     cuda.syncthreads()
     drained = False
     ns_back = 64
+    part = 0
+    parts = 1
     while True:
         t = n_tasks
         if not drained:
@@ -470,6 +482,8 @@ def _delta_kernel(n_tasks, t_rank, t_x, t_y, t_tab, tab_wt, k, order_t, chk_ptr,
         if t < n_tasks:
             rank = t_rank[t]
             tab = t_tab[t]
+            parts = t_split[t] >> 8
+            part = t_split[t] & 255
             bo = tab * k
             bc = tab * (k + 1)
             ok = _ok(0, t_x[t], m, rank, bo, bc, order_t, chk_ptr, chk_j, chk_out, chk_in,
@@ -546,6 +560,7 @@ def _delta_kernel(n_tasks, t_rank, t_x, t_y, t_tab, tab_wt, k, order_t, chk_ptr,
             _wsync()
             for j in range(lv):
                 m[j] = S_m[wib, j]
+            parts = 1  # the stolen entries were split (if at all) when their level was made
             rank = S_task[wib, 0]
             tab = S_task[wib, 1]
             bo = tab * k
@@ -613,11 +628,16 @@ def _delta_kernel(n_tasks, t_rank, t_x, t_y, t_tab, tab_wt, k, order_t, chk_ptr,
             wt = 1
             if out_cap == 0:
                 wt = tab_wt[tab]
-            for i0 in range(0, n, 32):
+            i_lo = int64(0)
+            i_hi = n
+            if parts > 1 and d == base:
+                i_lo = n * part // parts
+                i_hi = n * (part + 1) // parts
+            for i0 in range(i_lo, i_hi, 32):
                 i = i0 + lane
                 v = -1
                 good = False
-                if i < n:
+                if i < i_hi:
                     if kind == 0:
                         v = i
                     elif kind == 1:
@@ -699,6 +719,9 @@ class GammaDelta:
         Initial output rows (grown and re-run when a batch has more).
     steal : bool, optional
         Intra-block work stealing (default on; ``NX_GSM_GAMMA_STEAL=0`` turns it off).
+    split : bool, optional
+        Seeds at hubs split into slices of their first candidate row (default on;
+        ``NX_GSM_GAMMA_SPLIT=0`` turns it off). The answers are the same either way.
     coalesce : bool, optional
         Coalesced search over automorphic pattern pairs (default on;
         ``NX_GSM_GAMMA_COALESCE=0`` turns it off). The answers are the same either way.
@@ -714,7 +737,8 @@ class GammaDelta:
     >>> m.apply(insert=[(0, 5)]).num_added                     # doctest: +SKIP
     """
 
-    def __init__(self, matcher, warps=None, out_capacity=1 << 16, steal=None, coalesce=None):
+    def __init__(self, matcher, warps=None, out_capacity=1 << 16, steal=None, coalesce=None,
+                 split=None):
         reason = gamma_reason()
         if reason is not None:
             raise RuntimeError(f"engine 'gamma' is not available: {reason}")
@@ -733,6 +757,8 @@ class GammaDelta:
         self.steal = bool(steal if steal is not None else env("NX_GSM_GAMMA_STEAL", "1") != "0")
         self.coalesce = bool(coalesce if coalesce is not None
                              else env("NX_GSM_GAMMA_COALESCE", "1") != "0")
+        self.split = bool(split if split is not None else env("NX_GSM_GAMMA_SPLIT", "1") != "0")
+        self.split_row = _SPLIT_ROW
         self._orbit_key = None
         self.directed = matcher._directed
         self.mono = 0 if matcher.induced else 1
@@ -1204,8 +1230,23 @@ class GammaDelta:
         o = np.argsort(-(deg[tx] * np.where(ty >= 0, deg[np.maximum(ty, 0)], 1)),
                        kind="stable")
         rank, tx, ty, tab = rank[o], tx[o], ty[o], tab[o]
-        n_tasks = rank.size
         k = self.k
+        # a pair seed at a hub is split into slices of its first candidate row (see the
+        # kernel): the longest seeds no longer hold the kernel's tail on one block
+        parts = np.ones(rank.size, dtype=np.int64)
+        if self.split and k >= 3:
+            hub = np.where(ty >= 0, np.maximum(deg[tx], deg[np.maximum(ty, 0)]), 0)
+            parts = np.clip(hub // self.split_row, 1, _SPLIT_MAX)
+        if parts.max(initial=1) > 1:
+            st = self.last_stats
+            st["split_tasks"] = st.get("split_tasks", 0) + int(parts.sum() - parts.size)
+            rep = np.repeat(np.arange(rank.size), parts)
+            part = np.arange(rep.size) - (np.cumsum(parts) - parts)[rep]
+            rank, tx, ty, tab = rank[rep], tx[rep], ty[rep], tab[rep]
+            split = (parts[rep] << 8) | part
+        else:
+            split = np.full(rank.size, 1 << 8, dtype=np.int64)
+        n_tasks = rank.size
         n_nodes = len(self.keys)
         count_only = cap == 0
         cap = max(self.out.max_length(), self.inn.max_length() if self.inn is not None else 0, 1)
@@ -1225,7 +1266,8 @@ class GammaDelta:
         a, arg = _kernel_array, self._arg
         faults.point("plan_upload")
         targs = [a(xp.asarray(x.astype(dt))) for x, dt in
-                 ((rank, np.int64), (tx, np.int32), (ty, np.int32), (tab, np.int32))]
+                 ((rank, np.int64), (tx, np.int32), (ty, np.int32), (tab, np.int32),
+                  (split, np.int32))]
         tables = [arg(n, self.ptabs[n]) for n in ("order_t", "chk_ptr", "chk_j", "chk_out",
                                                    "chk_in", "chk_peo", "chk_pei", "drv_ptr",
                                                    "drv_j", "drv_dir")]
