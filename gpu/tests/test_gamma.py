@@ -2,7 +2,8 @@
 where CUDA is usable).
 
 Thousands of random (graph, pattern, batch) cases of all four graph classes, monomorphism and
-induced, node and edge labels, self-loops, parallel edges, node insertions and deletions: each
+induced, node and edge labels, self-loops, parallel edges, node insertions and deletions (every
+other case with the seeds split into slices): each
 batch's added/removed equal the CPU path's and the difference of VF2's results (and
 ``counts_only`` their sizes); order invariance
 (the same batch shuffled) and "one batch equals the same updates split into two, net"; a batch
@@ -102,6 +103,8 @@ def test_random_batches_equal_cpu_path_and_vf2(block):
         cpu = IncrementalMatcher(G, H, engine="cpu", **kw)
         gpu = IncrementalMatcher(G, H, engine="gamma", **kw)
         cnt = IncrementalMatcher(G, H, engine="gamma", **kw)
+        if seed % 2:  # seeds split into slices even on these small graphs (degree 2 and up)
+            gpu._gamma.split_row = cnt._gamma.split_row = 2
         after = _vf2(gpu.graph, H, kw["induced"], kw["node_match"], kw["edge_match"])
         for _ in range(3):
             b = _batch(rnd, gpu.graph, nl, nel, rnd.choice([2, 6]))
