@@ -45,6 +45,8 @@ the device, one warp per updated item, each match reported from its smallest upd
 from __future__ import annotations
 
 import collections.abc as cabc
+import contextlib
+import gc
 
 import networkx as nx
 import numpy as np
@@ -210,6 +212,21 @@ def _edge_rows(obj, what, multigraph, inserting, source, target, edge_key, edge_
             except TypeError:
                 raise BatchError(f"{where}: edge key {key!r} is not hashable") from None
     return rows
+
+
+@contextlib.contextmanager
+def _gc_paused():
+    """Python's cyclic garbage collector held off for one batch: a batch allocates many small
+    objects (pairs, dicts, tuples) beside a large graph, and every collection they trigger
+    walks all of that graph's objects (a 10% batch on GitHub: 0.56-0.82 s with it, 0.35 s
+    without). Reference counting still frees all acyclic garbage at once."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 # -- graph helpers --------------------------------------------------------------------------------
@@ -504,6 +521,12 @@ class IncrementalMatcher:
         Any error raises :class:`BatchError` (a ``ValueError`` and ``NetworkXError``) naming the
         item, and leaves the matcher (and, with ``sync=True``, ``G``) unchanged.
         """
+        with _gc_paused():
+            return self._apply(insert, delete, nodes, delete_nodes, source, target, edge_key,
+                               edge_attr, counts_only)
+
+    def _apply(self, insert, delete, nodes, delete_nodes, source, target, edge_key, edge_attr,
+               counts_only):
         batch = self._normalise(insert, delete, nodes, delete_nodes, source, target, edge_key,
                                 edge_attr)
         if batch.empty:

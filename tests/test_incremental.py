@@ -325,6 +325,26 @@ def test_after_state_equals_the_applied_graph(cls):
     assert seen > 100
 
 
+def test_apply_restores_the_garbage_collector():
+    """apply holds Python's cyclic GC off during a batch and gives back the state it found,
+    after a good batch, a rejected one, and when the caller had it off already."""
+    import gc
+
+    m = IncrementalMatcher(nx.path_graph(4), nx.path_graph(3))
+    assert gc.isenabled()
+    m.apply(insert=[(0, 3)])
+    assert gc.isenabled()
+    with pytest.raises(BatchError):
+        m.apply(delete=[(0, 2)])
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        m.apply(delete=[(0, 3)])
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
 # -- known answers ------------------------------------------------------------------------------
 def test_triangle_inserted_at_once_gives_six_mappings_once():
     m = IncrementalMatcher(nx.empty_graph(3), nx.complete_graph(3))
