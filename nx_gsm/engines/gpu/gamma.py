@@ -251,7 +251,6 @@ class RowPMA:
         return int(self.length.max()) if self.n else 0
 
 
-
 # ---------------------------------------------------------------------------------------------
 # kernels
 # ---------------------------------------------------------------------------------------------
@@ -423,10 +422,9 @@ def _find_victim(wib, k, S_lock, S_p, S_end, S_busy, B):
 
 @cuda.jit
 def _delta_kernel(n_tasks, t_rank, t_x, t_y, t_tab, t_split, tab_wt, k, order_t, chk_ptr, chk_j,
-                  chk_out,
-                  chk_in, chk_peo, chk_pei, drv_ptr, drv_j, drv_dir, loop_used, ct, rstart, rlen,
-                  adj, amult, aemask, irstart, irlen, iadj, tflag, mkeys, mranks, nn, n_nodes,
-                  has_el, mono, directed, cbuf, out, out_tab, out_cap, ctl, steal):
+                  chk_out, chk_in, chk_peo, chk_pei, drv_ptr, drv_j, drv_dir, loop_used, ct,
+                  rstart, rlen, adj, amult, aemask, irstart, irlen, iadj, tflag, mkeys, mranks,
+                  nn, n_nodes, has_el, mono, directed, cbuf, out, out_tab, out_cap, ctl, steal):
     """GAMMA Alg. 1 (WBM) with the digest's corrections: one warp per task (an updated item
     seeded onto a pattern pair, loop or isolated node), warp-cooperative candidate generation
     per depth (lanes split the shortest backward-neighbour row, ballot compaction into the
@@ -1079,11 +1077,12 @@ class GammaDelta:
         multi = G0.is_multigraph()
         new_keys = list(batch.new_nodes)
         nbits_new = self._node_bits([batch.new_nodes[x] for x in new_keys])
-        # the changed pairs with their after-state, in a canonical total order
-        changed = []
+
         def mult(d):
             return 0 if d is None else len(d) if multi else 1
 
+        # the changed pairs with their after-state, in a canonical total order
+        changed = []
         for p, (u, v) in batch.touched.items():
             d0, d1 = _datum(G0, u, v), after[p]
             if not _same(d0, d1):
