@@ -290,22 +290,23 @@ class _Batch:
     def empty(self):
         return not (self.new_nodes or self.gone_nodes or self.del_edges or self.add_edges)
 
-    def after_state(self, G0):
-        """``{pair: datum}``: each touched pair's datum in ``G_after`` (attribute dict, multigraph
-        key-dict in NetworkX's key order, or None), read off the batch without building any part
-        of ``G_after`` (what :meth:`apply_to` would make of ``G0``'s copy on these pairs). The
-        data ``G0`` keeps are shared, not copied."""
-        multi = G0.is_multigraph()
-        pair = (lambda u, v: (u, v)) if G0.is_directed() else (lambda u, v: frozenset((u, v)))
+    def pair_states(self, G0, pair):
+        """``(before, after)``, each ``{pair: datum}`` over the touched pairs (keys made by
+        ``pair(u, v)``, the matcher's canonical pair): the datum in ``G0`` and in ``G_after``
+        (attribute dict, multigraph key-dict in NetworkX's key order, or None), the latter read
+        off the batch without building any part of ``G_after`` (what :meth:`apply_to` would make
+        of ``G0``'s copy on these pairs). The data ``G0`` keeps are shared, not copied."""
         gone = set(self.gone_nodes)
-        out = {p: None if u in gone or v in gone else _datum(G0, u, v)
-               for p, (u, v) in self.touched.items()}
-        if not multi:
+        before, out = {}, {}
+        for p, (u, v) in self.touched.items():
+            before[p] = d = _datum(G0, u, v)
+            out[p] = None if u in gone or v in gone else d
+        if not G0.is_multigraph():
             for u, v, _ in self.del_edges:
                 out[pair(u, v)] = None
             for u, v, _, attrs in self.add_edges:
                 out[pair(u, v)] = dict(attrs)
-            return out
+            return before, out
         dead = {}
         for u, v, key in self.del_edges:
             dead.setdefault(pair(u, v), set()).add(key)
@@ -322,8 +323,7 @@ class _Batch:
             elif out[p] is None:
                 out[p] = {}
             out[p][key] = dict(attrs)
-        return out
-
+        return before, out
 
 class IncrementalMatcher:
     """Maintain the matches of pattern ``H`` in a data graph ``G`` under batches of updates.

@@ -297,9 +297,9 @@ def test_order_invariance_and_composition(cls):
 
 
 @pytest.mark.parametrize("cls", CLASSES, ids=lambda c: c.__name__)
-def test_after_state_equals_the_applied_graph(cls):
-    """The after-state GAMMA reads off a batch (no G_after built) is G_after's datum on every
-    touched pair, key order included, and G_before's data are left untouched."""
+def test_pair_states_equal_the_graphs_before_and_after(cls):
+    """The pair states GAMMA reads off a batch (no G_after built) are G_before's and G_after's
+    datum on every touched pair, key order included, and G_before's data are left untouched."""
     from nx_gsm.incremental import _datum
 
     rng = random.Random(4242 + CLASSES.index(cls))
@@ -312,10 +312,11 @@ def test_after_state_equals_the_applied_graph(cls):
         b = m._normalise(batch["insert"], batch["delete"], batch["nodes"],
                          batch["delete_nodes"], "source", "target", None, True)
         G_before = snapshot(m._G)
-        after = b.after_state(m._G)
+        before, after = b.pair_states(m._G, m._pair)
         G1 = ref_apply(G, **batch)
-        assert set(after) == set(b.touched)
+        assert set(after) == set(before) == set(b.touched)
         for p, (u, v) in b.touched.items():
+            assert before[p] == _datum(G, u, v), (case, p)
             want = _datum(G1, u, v) if u in G1 and v in G1 else None
             assert after[p] == want, (case, p, after[p], want)
             if want is not None and cls().is_multigraph():

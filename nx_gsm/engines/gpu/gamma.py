@@ -1072,7 +1072,7 @@ class GammaDelta:
 
         t_start = time.perf_counter()
         G0 = matcher._G
-        after = batch.after_state(G0)  # G_after on the touched pairs
+        was, now = batch.pair_states(G0, matcher._pair)  # each touched pair's datum in G0, G_after
         directed = self.directed
         multi = G0.is_multigraph()
         new_keys = list(batch.new_nodes)
@@ -1084,7 +1084,7 @@ class GammaDelta:
         # the changed pairs with their after-state, in a canonical total order
         changed = []
         for p, (u, v) in batch.touched.items():
-            d0, d1 = _datum(G0, u, v), after[p]
+            d0, d1 = was[p], now[p]
             if not _same(d0, d1):
                 changed.append((u, v, mult(d0), mult(d1), d1))
         em_all = np.zeros(len(changed), dtype=np.int64)
@@ -1174,8 +1174,8 @@ class GammaDelta:
                 ld = []
                 for i in touched_ids.tolist():
                     x = self.keys[i]
-                    p = (x, x) if directed else frozenset((x,))
-                    ld.append(after[p] if p in after else
+                    p = matcher._pair(x, x)
+                    ld.append(now[p] if p in now else
                               None if x in gone_set else _datum(G0, x, x))
             codes = self._codes(touched_ids, ld)
             diff = codes != self.ct_host[touched_ids]
