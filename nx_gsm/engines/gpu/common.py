@@ -257,13 +257,14 @@ def _kernel_array(x):
     return cuda.as_cuda_array(x)
 
 
-def _kernel_adjacency(G, put):
+def _kernel_adjacency(G, put, xp=np):
     """(indptr, indices, mult, in_indptr, in_indices) of ``G`` as the kernels take them, each
-    made by ``put(host array)`` from a non-empty contiguous array of the kernels' dtype; an
-    undirected graph's in-arrays are its out-arrays."""
+    made by ``put(array)`` from a non-empty contiguous ``xp`` array of the kernels' dtype (no
+    copy where ``G``'s array already is one); an undirected graph's in-arrays are its
+    out-arrays."""
     def a(x, dtype):
-        x = np.ascontiguousarray(x, dtype=dtype)
-        return put(x if x.size else np.zeros(1, dtype=dtype))
+        x = xp.ascontiguousarray(x, dtype=dtype)
+        return put(x if x.size else xp.zeros(1, dtype=dtype))
 
     indptr, indices, mult = a(G.indptr, np.int64), a(G.indices, np.int32), a(G.mult, np.int32)
     if G.directed:
@@ -274,13 +275,7 @@ def _kernel_adjacency(G, put):
 def _graph_to_device(G, xp):
     """(indptr, indices, mult, in_indptr, in_indices) of ``G`` on the device."""
     if getattr(G, "on_device", False):  # a DeviceGraph: its arrays are used in place
-        def a(x, dtype):
-            return _kernel_array(x if x.size else xp.zeros(1, dtype=dtype))
-
-        out = (a(G.indptr, np.int64), a(G.indices, np.int32), a(G.mult, np.int32))
-        if G.directed:
-            return out + (a(G.in_indptr, np.int64), a(G.in_indices, np.int32))
-        return out + out[:2]
+        return _kernel_adjacency(G, _kernel_array, xp)
     return _kernel_adjacency(G, lambda x: _kernel_array(xp.asarray(x)))
 
 
