@@ -60,8 +60,39 @@ def load_github(root=None, labels=5, seed=0):
     return G
 
 
-def cut_pattern(G, kind, k=6, seed=0):
-    """A connected ``k``-vertex pattern of class ``kind`` cut out of ``G`` (labels kept)."""
+def tree_homs(G, label="l"):
+    """A function of a tree ``T``: its labelled homomorphisms into ``G`` (a float; an upper
+    bound on its monomorphisms, exact up to rounding), by dynamic programming over ``T`` rooted
+    at its first node, one sparse product per tree edge."""
+    idx = {v: i for i, v in enumerate(G)}
+    e = np.array([(idx[u], idx[v]) for u, v in G.edges()], dtype=np.int64).reshape(-1, 2)
+    src, dst = np.r_[e[:, 0], e[:, 1]], np.r_[e[:, 1], e[:, 0]]
+    lab = np.array([G.nodes[v].get(label) for v in G], dtype=object)
+
+    def homs(T):
+        def ways(u, parent):  # per data vertex: homomorphisms of u's subtree with u there
+            w = (lab == T.nodes[u].get(label)).astype(np.float64)
+            for c in T[u]:
+                if c != parent:
+                    w *= np.bincount(src, weights=ways(c, u)[dst], minlength=len(idx))
+            return w
+
+        return float(ways(next(iter(T)), None).sum())
+
+    return homs
+
+
+def cut_pattern(G, kind, k=6, seed=0, tree_tries=32):
+    """A connected ``k``-vertex pattern of class ``kind`` cut out of ``G`` (labels kept). A
+    tree is the one with the fewest labelled homomorphisms (:func:`tree_homs`) of
+    ``tree_tries`` cut trees: on GitHub with 5 labels the median 6-vertex tree has ~3 x 10^11
+    of them and the worst ~10^14, past what a recount from scratch finishes in a device call;
+    the fewest is ~1.5 x 10^10."""
+    if kind == "tree" and tree_tries > 1:
+        rng = np.random.default_rng(seed)
+        trees = [cut_pattern(G, kind, k, int(rng.integers(1 << 31)), 1)
+                 for _ in range(tree_tries)]
+        return min(trees, key=tree_homs(G))
     rng = np.random.default_rng(seed)
     nodes = list(G)
     for _ in range(100000):

@@ -4,6 +4,7 @@ order invariance, composition, atomic failures, sync, DataFrame inputs."""
 import random
 
 import networkx as nx
+import numpy as np
 import pytest
 from networkx.algorithms import isomorphism as iso
 
@@ -762,3 +763,33 @@ def test_incremental_benchmark_variants_side_by_side(monkeypatch):
         v = r["variants"]["cpu"]
         assert v["exact"] and (v["added"], v["removed"]) == (r["added"], r["removed"])
         assert r["added"] + r["removed"] > 0 and r["recount_complete"]
+
+
+def test_incremental_benchmark_tree_is_the_one_with_fewest_homomorphisms():
+    """benchmarks.incremental's tree pattern: ``tree_homs`` equals a brute-force count of
+    labelled homomorphisms (so bounds the monomorphisms), and ``cut_pattern`` returns a tree
+    with the fewest of them among its tries."""
+    import itertools
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from benchmarks import incremental as bench
+
+    G = nx.gnp_random_graph(14, 0.3, seed=5)
+    nx.set_node_attributes(G, {v: v % 3 for v in G}, "l")
+    homs = bench.tree_homs(G)
+    for seed in range(4):
+        T = bench.cut_pattern(G, "tree", k=4, seed=seed, tree_tries=1)
+        assert nx.is_tree(T) and len(T) == 4
+        brute = sum(all(G.nodes[f[u]]["l"] == T.nodes[u]["l"] for u in T) and
+                    all(G.has_edge(f[a], f[b]) for a, b in T.edges())
+                    for f in (dict(zip(T, img)) for img in itertools.product(G, repeat=4)))
+        mono = sum(1 for _ in iso.GraphMatcher(
+            G, T, node_match=iso.categorical_node_match("l", None)).subgraph_monomorphisms_iter())
+        assert homs(T) == brute >= mono
+    best = bench.cut_pattern(G, "tree", k=4, seed=9, tree_tries=6)
+    rng = np.random.default_rng(9)
+    tries = [bench.cut_pattern(G, "tree", k=4, seed=int(rng.integers(1 << 31)), tree_tries=1)
+             for _ in range(6)]
+    assert homs(best) == min(map(homs, tries))
