@@ -64,7 +64,7 @@ KMAX = 16  # deepest pattern the kernel's per-lane arrays hold
 EMAX = 63  # most pattern edge entries an int64 label mask holds
 _WPB = 4 if _SIM else 16  # warps per block (the simulator runs each as 32 threads)
 # seed splitting: a pair seed whose larger endpoint degree is d becomes min(d // split_row,
-# _SPLIT_MAX) tasks (parts < 256: the kernel packs them in 8 bits)
+# _SPLIT_MAX) tasks
 _SPLIT_ROW = 256
 _SPLIT_MAX = 64
 _NORANK = np.iinfo(np.int64).max
@@ -364,22 +364,39 @@ def _emit(out, out_tab, r, m, d, bo, tab, order_t, out_cap):
 
 
 @cuda.jit(device=True)
-def _lock(S_lock, w):
-    while cuda.atomic.cas(S_lock, w, int32(0), int32(1)) != 0:
-        _pause(32)
-    cuda.threadfence_block()
+def _lock(S_lock, w, on):
+    """Take warp ``w``'s lock; ``on == 0`` (stealing off: no thief) skips it."""
+    if on != 0:
+        while cuda.atomic.cas(S_lock, w, int32(0), int32(1)) != 0:
+            _pause(32)
+        cuda.threadfence_block()
 
 
 @cuda.jit(device=True)
-def _unlock(S_lock, w):
-    cuda.threadfence_block()
-    cuda.atomic.exch(S_lock, w, int32(0))
+def _unlock(S_lock, w, on):
+    if on != 0:
+        cuda.threadfence_block()
+        cuda.atomic.exch(S_lock, w, int32(0))
 
 
 @cuda.jit(device=True)
 def _peek(S, w, j):
     """Another warp's shared-memory word (an atomic read: Numba has no ``volatile``)."""
     return cuda.atomic.add(S, (w, j), 0)
+
+
+@cuda.jit(device=True)
+def _group(first, n, t):
+    """The seed group holding task ``t``: the last ``g`` with ``first[g] <= t``."""
+    lo = 0
+    hi = n
+    while hi - lo > 1:
+        mid = (lo + hi) >> 1
+        if first[mid] <= t:
+            lo = mid
+        else:
+            hi = mid
+    return lo
 
 
 @cuda.jit(device=True)
@@ -403,7 +420,7 @@ def _find_victim(wib, k, S_lock, S_p, S_end, S_busy, B):
                 break
         if hit < 0:
             continue
-        _lock(S_lock, v)
+        _lock(S_lock, v, 1)
         for lv in range(k - 1):
             pp = _peek(S_p, v, lv)
             ee = _peek(S_end, v, lv)
@@ -414,14 +431,15 @@ def _find_victim(wib, k, S_lock, S_p, S_end, S_busy, B):
                 B[wib, 2] = ee - take
                 B[wib, 3] = take
                 return 1
-        _unlock(S_lock, v)
+        _unlock(S_lock, v, 1)
     if busy == 0:
         return -1
     return 0
 
 
 @cuda.jit
-def _delta_kernel(n_tasks, t_rank, t_x, t_y, t_tab, t_split, tab_wt, k, order_t, chk_ptr, chk_j,
+def _delta_kernel(n_tasks, n_groups, g_first, g_rank, g_x, g_y, g_toff, g_parts, tlist, tab_wt, k,
+                  order_t, chk_ptr, chk_j,
                   chk_out, chk_in, chk_peo, chk_pei, drv_ptr, drv_j, drv_dir, loop_used, ct,
                   rstart, rlen, adj, amult, aemask, irstart, irlen, iadj, tflag, mkeys, mranks,
                   nn, n_nodes, has_el, mono, directed, cbuf, out, out_tab, out_cap, ctl, steal):
@@ -439,10 +457,15 @@ def _delta_kernel(n_tasks, t_rank, t_x, t_y, t_tab, t_split, tab_wt, k, order_t,
     busy warp's shallowest level with >= 2 of them, with the partial match above it, and
     searches them as its own work (levels below the stolen one are the victim's).
 
-    Split seeds (light load balancing in the manner of gMatch): ``t_split[t] = (parts << 8) |
-    part`` keeps only the ``part``-th of ``parts`` contiguous slices of the candidate row at
-    the task's first generated level, so a hub update's search is spread over ``parts`` tasks
-    (and blocks) up front."""
+    Tasks come in seed groups (:meth:`GammaDelta._seeds`): group ``g`` seeds the updated item
+    ``(g_x[g], g_y[g])`` onto each order table ``tlist[g_toff[g] + i]``, each of them split
+    into ``g_parts[g]`` tasks; its tasks are ``g_first[g] .. g_first[g + 1] - 1``, found from
+    the counter by binary search, so the host never writes a row per task.
+
+    Split seeds (light load balancing in the manner of gMatch): the ``part``-th of ``parts``
+    tasks of a seed keeps only that contiguous slice of the candidate row at the task's first
+    generated level, so a hub update's search is spread over ``parts`` tasks (and blocks) up
+    front."""
     lane = cuda.threadIdx.x % 32
     wib = cuda.threadIdx.x // 32
     gw = cuda.blockIdx.x * _WPB + wib
@@ -478,22 +501,24 @@ def _delta_kernel(n_tasks, t_rank, t_x, t_y, t_tab, t_split, tab_wt, k, order_t,
             if t >= n_tasks:
                 drained = True
         if t < n_tasks:
-            rank = t_rank[t]
-            tab = t_tab[t]
-            parts = t_split[t] >> 8
-            part = t_split[t] & 255
+            g = _group(g_first, n_groups, t)
+            rank = g_rank[g]
+            parts = g_parts[g]
+            o = t - g_first[g]
+            tab = tlist[g_toff[g] + o // parts]
+            part = o % parts
             bo = tab * k
             bc = tab * (k + 1)
-            ok = _ok(0, t_x[t], m, rank, bo, bc, order_t, chk_ptr, chk_j, chk_out, chk_in,
+            ok = _ok(0, g_x[g], m, rank, bo, bc, order_t, chk_ptr, chk_j, chk_out, chk_in,
                      chk_peo, chk_pei, loop_used, ct, rstart, rlen, adj, amult, aemask, tflag,
                      mkeys, mranks, nn, has_el, mono, directed)
-            m[0] = t_x[t]
+            m[0] = g_x[g]
             ns = 1
-            if ok and t_y[t] >= 0:
-                ok = _ok(1, t_y[t], m, rank, bo, bc, order_t, chk_ptr, chk_j, chk_out, chk_in,
+            if ok and g_y[g] >= 0:
+                ok = _ok(1, g_y[g], m, rank, bo, bc, order_t, chk_ptr, chk_j, chk_out, chk_in,
                          chk_peo, chk_pei, loop_used, ct, rstart, rlen, adj, amult, aemask,
                          tflag, mkeys, mranks, nn, has_el, mono, directed)
-                m[1] = t_y[t]
+                m[1] = g_y[g]
                 ns = 2
             if not ok:
                 continue
@@ -546,14 +571,14 @@ def _delta_kernel(n_tasks, t_rank, t_x, t_y, t_tab, t_split, tab_wt, k, order_t,
                     S_m[wib, j] = _peek(S_m, v, j)
                 rank_v = _peek(S_task, v, 0)
                 tab_v = _peek(S_task, v, 1)
-                _unlock(S_lock, v)
-                _lock(S_lock, wib)
+                _unlock(S_lock, v, 1)
+                _lock(S_lock, wib, 1)
                 S_task[wib, 0] = rank_v
                 S_task[wib, 1] = tab_v
                 S_p[wib, lv] = 0
                 S_end[wib, lv] = take
                 cuda.atomic.exch(S_busy, wib, int32(1))
-                _unlock(S_lock, wib)
+                _unlock(S_lock, wib, 1)
                 cuda.atomic.add(ctl, 2, 1)
             _wsync()
             for j in range(lv):
@@ -577,16 +602,14 @@ def _delta_kernel(n_tasks, t_rank, t_x, t_y, t_tab, t_split, tab_wt, k, order_t,
                 # take the next untaken entry of level d (under the warp's lock: thieves lower
                 # S_end), or backtrack
                 if lane == 0:
-                    if steal != 0:
-                        _lock(S_lock, wib)
+                    _lock(S_lock, wib, steal)
                     pp = S_p[wib, d]
                     r = -1
                     if pp < S_end[wib, d]:
                         r = cbuf[gw, d, pp]
                         S_p[wib, d] = pp + 1
                         S_m[wib, d] = r
-                    if steal != 0:
-                        _unlock(S_lock, wib)
+                    _unlock(S_lock, wib, steal)
                     B[wib, 0] = r
                 _wsync()
                 r = B[wib, 0]
@@ -666,12 +689,10 @@ def _delta_kernel(n_tasks, t_rank, t_x, t_y, t_tab, t_split, tab_wt, k, order_t,
                 cuda.threadfence_block()
                 _wsync()
                 if lane == 0:  # publish the level (it was exhausted: no thief reads it now)
-                    if steal != 0:
-                        _lock(S_lock, wib)
+                    _lock(S_lock, wib, steal)
                     S_p[wib, d] = 0
                     S_end[wib, d] = total
-                    if steal != 0:
-                        _unlock(S_lock, wib)
+                    _unlock(S_lock, wib, steal)
             _wsync()
 
 
@@ -1141,7 +1162,7 @@ class GammaDelta:
         mk_d, mr_d = xp.asarray(mk), xp.asarray(mr)
         nn = int(nn)
 
-        before = self._run(self._tasks(cx, cy, m0, prank, gone, gone_rank), mk_d, mr_d, nn,
+        before = self._run(self._seeds(cx, cy, m0, prank, gone, gone_rank), mk_d, mr_d, nn,
                            cap)
         t_upd = -time.perf_counter()
         # ---- apply the batch to the device graph and the candidate table ----
@@ -1185,7 +1206,7 @@ class GammaDelta:
                 self.ct[xp.asarray(ids)] = xp.asarray(codes[diff])
                 self.uploads += int(ids.size)
         t_upd += time.perf_counter()
-        after = self._run(self._tasks(cx, cy, m1, prank, newn, new_rank), mk_d, mr_d, nn, cap)
+        after = self._run(self._seeds(cx, cy, m1, prank, newn, new_rank), mk_d, mr_d, nn, cap)
         st = self.last_stats
         st["update_s"] = t_upd  # graph + candidate-table update (between the two searches)
         st["changed"] = int(cx.size)
@@ -1193,42 +1214,43 @@ class GammaDelta:
         st["total_s"] = time.perf_counter() - t_start
         return before, after
 
-    def _tasks(self, cx, cy, mult, prank, nodes, nrank):
-        """Task arrays (rank, x, y, order table) for one side: changed pairs present on this
-        side (or any, in induced mode) onto each seeded pattern pair, loops onto pattern nodes
-        whose loop is checked, and new/deleted nodes onto isolated pattern nodes."""
-        parts = []
+    def _seeds(self, cx, cy, mult, prank, nodes, nrank):
+        """Seed groups for one side, ``(rank, x, y, table list offset, tables)`` per group, and
+        the table list: changed pairs present on this side (or any, in induced mode) onto every
+        seeded pattern pair, loops onto each pattern node whose loop is checked, new/deleted
+        nodes onto each isolated pattern node. None if there is nothing to search."""
+        lists = (self.rep_tabs, np.flatnonzero(self.loop_used), self.isolated)
+        off = np.cumsum([0] + [x.size for x in lists])
         loop = cx == cy
-        pm = ~loop if self.mono == 0 else (~loop & (mult > 0))
-        if pm.any() and self.rep_pairs.size:
-            i = np.repeat(np.flatnonzero(pm), len(self.rep_pairs))
-            parts.append((prank[i], cx[i], cy[i], np.tile(self.rep_tabs, int(pm.sum()))))
-        lu = np.flatnonzero(self.loop_used)
-        lm = loop if self.mono == 0 else (loop & (mult > 0))
-        if lm.any() and lu.size:
-            i = np.repeat(np.flatnonzero(lm), lu.size)
-            parts.append((prank[i], cx[i], np.full(i.size, -1), np.tile(lu, int(lm.sum()))))
+        pick = (~loop, loop) if self.mono == 0 else (~loop & (mult > 0), loop & (mult > 0))
+        groups = []
+        for j, (i, y) in enumerate(((np.flatnonzero(pick[0]), cy), (np.flatnonzero(pick[1]),
+                                                                    None))):
+            if i.size and lists[j].size:
+                groups.append((prank[i], cx[i], y[i] if y is not None else np.full(i.size, -1),
+                               np.full(i.size, off[j]), np.full(i.size, lists[j].size)))
         if nodes.size and self.isolated.size:
-            i = np.repeat(np.arange(nodes.size), self.isolated.size)
-            parts.append((nrank[i], nodes[i], np.full(i.size, -1),
-                          np.tile(self.isolated, nodes.size)))
-        if not parts:
+            groups.append((nrank, nodes, np.full(nodes.size, -1), np.full(nodes.size, off[2]),
+                           np.full(nodes.size, self.isolated.size)))
+        if not groups:
             return None
-        return [np.concatenate([p[c] for p in parts]) for c in range(4)]
+        return [np.concatenate([g[c] for g in groups]) for c in range(5)], \
+            np.concatenate(lists).astype(np.int32)
 
-    def _run(self, tasks, mk, mr, nn, cap=None):
-        """Run the delta kernel over ``tasks`` on the device's current graph; the matches as a
-        set of key tuples (pattern node order), or their number if ``cap`` is 0 (count only)."""
-        if tasks is None:
+    def _run(self, seeds, mk, mr, nn, cap=None):
+        """Run the delta kernel over the seed groups ``seeds`` (:meth:`_seeds`) on the device's
+        current graph; the matches as a set of key tuples (pattern node order), or their number
+        if ``cap`` is 0 (count only)."""
+        if seeds is None:
             return set() if cap is None else 0
         xp = self.xp
-        rank, tx, ty, tab = tasks
+        (rank, tx, ty, toff, ntab), tlist = seeds
         # heaviest seeds first (a longest-processing-time order): the warps that draw the hub
         # updates start at once instead of holding the kernel's tail
         deg = self.odeg + (self.ideg if self.directed else 0) + 1
         o = np.argsort(-(deg[tx] * np.where(ty >= 0, deg[np.maximum(ty, 0)], 1)),
                        kind="stable")
-        rank, tx, ty, tab = rank[o], tx[o], ty[o], tab[o]
+        rank, tx, ty, toff, ntab = rank[o], tx[o], ty[o], toff[o], ntab[o]
         k = self.k
         # a pair seed at a hub is split into slices of its first candidate row (see the
         # kernel): the longest seeds no longer hold the kernel's tail on one block
@@ -1236,20 +1258,18 @@ class GammaDelta:
         if self.split and k >= 3:
             hub = np.where(ty >= 0, np.maximum(deg[tx], deg[np.maximum(ty, 0)]), 0)
             parts = np.clip(hub // self.split_row, 1, _SPLIT_MAX)
+        per = ntab * parts
+        first = np.zeros(rank.size + 1, dtype=np.int64)
+        np.cumsum(per, out=first[1:])
+        n_tasks = int(first[-1])
         if parts.max(initial=1) > 1:
             st = self.last_stats
-            st["split_tasks"] = st.get("split_tasks", 0) + int(parts.sum() - parts.size)
-            rep = np.repeat(np.arange(rank.size), parts)
-            part = np.arange(rep.size) - (np.cumsum(parts) - parts)[rep]
-            rank, tx, ty, tab = rank[rep], tx[rep], ty[rep], tab[rep]
-            split = (parts[rep] << 8) | part
-        else:
-            split = np.full(rank.size, 1 << 8, dtype=np.int64)
-        n_tasks = rank.size
+            st["split_tasks"] = st.get("split_tasks", 0) + n_tasks - int(ntab.sum())
         n_nodes = len(self.keys)
         count_only = cap == 0
         cap = max(self.out.max_length(), self.inn.max_length() if self.inn is not None else 0, 1)
-        if self.nodrv[np.unique(tab)].any():
+        lists, at = np.unique(toff, return_index=True)  # the table lists searched
+        if any(self.nodrv[tlist[a: a + n]].any() for a, n in zip(lists, ntab[at])):
             cap = max(cap, n_nodes)
         if _SIM:
             blocks = 1
@@ -1265,8 +1285,8 @@ class GammaDelta:
         a, arg = _kernel_array, self._arg
         faults.point("plan_upload")
         targs = [a(xp.asarray(x.astype(dt))) for x, dt in
-                 ((rank, np.int64), (tx, np.int32), (ty, np.int32), (tab, np.int32),
-                  (split, np.int32))]
+                 ((first, np.int64), (rank, np.int64), (tx, np.int32), (ty, np.int32),
+                  (toff, np.int32), (parts, np.int32), (tlist, np.int32))]
         tables = [arg(n, self.ptabs[n]) for n in ("order_t", "chk_ptr", "chk_j", "chk_out",
                                                    "chk_in", "chk_peo", "chk_pei", "drv_ptr",
                                                    "drv_j", "drv_dir")]
@@ -1289,7 +1309,7 @@ class GammaDelta:
             faults.point("launch")
             with _quiet():
                 _delta_kernel[blocks, _WPB * 32](
-                    n_tasks, *targs, arg("tab_wt", self.tab_wt), k, *tables,
+                    n_tasks, rank.size, *targs, arg("tab_wt", self.tab_wt), k, *tables,
                     arg("loop_used", self.loop_used), arg("ct", self.ct), *graph,
                     arg("tflag", self.tflag), arg("mk", mk), arg("mr", mr), nn, n_nodes,
                     int(self.edge_match is not None), self.mono, int(self.directed), cbuf[1],
