@@ -6,8 +6,9 @@ GAMMA's GH; 6-vertex dense (average degree >= 3), sparse (connected, not a tree,
 < 3) and tree patterns cut out of the data graph (seeded, so each has matches); batches of 0.1%,
 1% and 10% of the edges, half deletions of present edges and half insertions of held-out edges
 (seeded). ``--variants`` applies the same batches side by side to GAMMA without work stealing,
-coalesced search or seed splitting, or to the CPU path. Per batch: ``apply`` latency (``--counts-only``:
-the delta's sizes only, which the GPU counts on the device), the delta's size, and a recount of
+coalesced search, seed splitting or class-narrowed rows, or to the CPU path. Per batch:
+``apply`` latency (``--counts-only``: the delta's sizes only, which the GPU counts on the
+device), the delta's size, and a recount of
 the matches of the after-graph from scratch with the best static engine on the same device
 (``cpu``: the CPU engine; ``gamma``: gMatch on the GPU), each under a time cap (a capped recount
 is a lower bound).
@@ -170,7 +171,8 @@ def recount(G, H, engine, cap):
 
 
 VARIANTS = {"nosteal": dict(steal=False), "nocoalesce": dict(coalesce=False),
-            "nosplit": dict(split=False), "plain": dict(steal=False, coalesce=False, split=False),
+            "nosplit": dict(split=False), "nonarrow": dict(narrow_row=1 << 62),
+            "plain": dict(steal=False, coalesce=False, split=False),
             "cpu": None}
 
 
@@ -341,7 +343,8 @@ def main(argv=None):
                     help="untimed batches per setting before the timed ones")
     ap.add_argument("--variants", default="",
                     help="side by side on the same batches, comma-separated: nosteal, "
-                         "nocoalesce, nosplit, plain (none of the three), cpu (the CPU path)")
+                         "nocoalesce, nosplit, nonarrow (whole rows), plain (no stealing, "
+                         "coalescing or splitting), cpu (the CPU path)")
     ap.add_argument("--cprofile", type=int, default=0, metavar="N",
                     help="print the N most expensive functions of each timed apply (stderr)")
     ap.add_argument("--no-recount", action="store_true",

@@ -10,13 +10,14 @@ import pytest
 from nx_gsm.engines.gpu.gamma import RowPMA
 
 
-def _check(p, ref):
+def _check(p, ref, key=lambda y: y):
     assert p.n == len(ref)
     for v, row in enumerate(ref):
         got = p.row(v)
-        assert got == sorted(row), v
+        assert got == sorted(row, key=key), v
         a, n = int(p.start[v]), int(p.length[v])
         assert n <= int(p.cap[v])
+        assert p.akey[a : a + n].tolist() == [key(y) for y in got]
         assert p.mult[a : a + n].tolist() == [row[y][0] for y in got]
         assert p.emask[a : a + n].tolist() == [row[y][1] for y in got]
     # live segments never overlap
@@ -38,10 +39,20 @@ def _batch(rnd, ref, size, n):
     return upd
 
 
+@pytest.mark.parametrize("keyed", [False, True])
 @pytest.mark.parametrize("seed", range(6))
-def test_random_batches_match_reference(seed):
+def test_random_batches_match_reference(seed, keyed):
+    """With ``keyed``, rows are ordered by GAMMA's key (a class per vertex, then the id)."""
     rnd = random.Random(seed)
     n = rnd.randint(1, 40)
+    cls = [rnd.randrange(3) for _ in range(n + 200)]
+
+    def key(y):
+        return (cls[y] << 32) | y if keyed else y
+
+    def sort_keys(ys):
+        return np.array([key(y) for y in ys], dtype=np.int64) if keyed else None
+
     ref = [{} for _ in range(n)]
     for _ in range(rnd.randint(0, 4 * n)):
         ref[rnd.randrange(n)][rnd.randrange(n)] = (rnd.randint(1, 3), rnd.randrange(8))
@@ -49,8 +60,8 @@ def test_random_batches_match_reference(seed):
     dst = [y for x in range(n) for y in ref[x]]
     p = RowPMA(n, np.array(src, dtype=np.int64), np.array(dst, dtype=np.int64),
                np.array([ref[x][y][0] for x, y in zip(src, dst)]),
-               np.array([ref[x][y][1] for x, y in zip(src, dst)]))
-    _check(p, ref)
+               np.array([ref[x][y][1] for x, y in zip(src, dst)]), key=sort_keys(dst))
+    _check(p, ref, key)
     for step in range(30):
         if rnd.random() < 0.1:
             extra = rnd.randint(1, 3)
@@ -63,13 +74,14 @@ def test_random_batches_match_reference(seed):
         keys = list(upd)
         rnd.shuffle(keys)  # the update order inside a batch does not matter
         p.update(np.array([k[0] for k in keys]), np.array([k[1] for k in keys]),
-                 np.array([upd[k][0] for k in keys]), np.array([upd[k][1] for k in keys]))
+                 np.array([upd[k][0] for k in keys]), np.array([upd[k][1] for k in keys]),
+                 key=sort_keys([k[1] for k in keys]))
         for (x, y), (m, e) in upd.items():
             if m:
                 ref[x][y] = (m, e)
             else:
                 ref[x].pop(y, None)
-        _check(p, ref)
+        _check(p, ref, key)
     assert p.relocations > 0
 
 

@@ -68,6 +68,9 @@ _WPB = 4 if _SIM else 16  # warps per block (the simulator runs each as 32 threa
 _SPLIT_ROW = 256
 _SPLIT_MAX = 64
 _NORANK = np.iinfo(np.int64).max
+# RowPMA rows here are sorted by key (class of the neighbour << 32) | neighbour id; a pattern
+# node whose candidate classes are not one run of class ids reads [0, _ALLKEYS): whole rows
+_ALLKEYS = 1 << 62
 
 
 def gamma_reason():
@@ -95,9 +98,12 @@ def _counts(ids, n, xp):
 class RowPMA:
     """Sorted adjacency rows with gaps in one arena, updated in batches (GPMA, GAMMA Sec. V-C).
 
-    Row ``v`` occupies ``adj[start[v] : start[v] + length[v]]`` (sorted, no duplicates) inside a
-    segment of ``cap[v]`` slots; ``mult`` and ``emask`` are per-entry values (multiplicity and
-    edge-label bits). All arrays live in ``xp`` (NumPy or CuPy).
+    Row ``v`` occupies ``adj[start[v] : start[v] + length[v]]`` (no duplicates) inside a
+    segment of ``cap[v]`` slots, sorted by each entry's ``akey`` (a one-to-one function of the
+    neighbour, by default its id: GAMMA's kernel puts the neighbour's label class in the high
+    bits, so that the neighbours of one class are one run); ``mult`` and ``emask`` are
+    per-entry values (multiplicity and edge-label bits). All arrays live in ``xp`` (NumPy or
+    CuPy).
 
     Parameters
     ----------
@@ -107,6 +113,8 @@ class RowPMA:
         The entries (any order, ``(src, dst)`` unique).
     xp : module, optional
         ``numpy`` (default) or ``cupy``.
+    key : array, optional
+        Each entry's sort key (int64; default ``dst``).
 
     Examples
     --------
@@ -117,7 +125,7 @@ class RowPMA:
     [[2], [0], []]
     """
 
-    def __init__(self, n, src, dst, mult, emask, xp=np):
+    def __init__(self, n, src, dst, mult, emask, xp=np, key=None):
         self.xp = xp
         self.n = 0
         self.start = xp.zeros(0, dtype=np.int64)
@@ -126,17 +134,19 @@ class RowPMA:
         self.adj = xp.zeros(1, dtype=np.int32)
         self.mult = xp.zeros(1, dtype=np.int32)
         self.emask = xp.zeros(1, dtype=np.int64)
+        self.akey = xp.zeros(1, dtype=np.int64)
         self.used = 0
         self.relocations = 0
         self.rebuilds = 0
         self.add_rows(n)
         self._layout(*self._sorted(xp.asarray(src, dtype=np.int64), xp.asarray(dst, dtype=np.int32),
                                    xp.asarray(mult, dtype=np.int32),
-                                   xp.asarray(emask, dtype=np.int64)))
+                                   xp.asarray(emask, dtype=np.int64),
+                                   xp.asarray(dst if key is None else key, dtype=np.int64)))
 
-    def _sorted(self, s, d, m, e):
-        o = self.xp.lexsort(self.xp.stack([d, s]))
-        return s[o], d[o], m[o], e[o]
+    def _sorted(self, s, d, m, e, kk):
+        o = self.xp.lexsort(self.xp.stack([kk, s]))
+        return s[o], d[o], m[o], e[o], kk[o]
 
     def add_rows(self, extra):
         """Append ``extra`` empty rows (new vertices)."""
@@ -148,7 +158,7 @@ class RowPMA:
         self.cap = xp.concatenate([self.cap, xp.zeros(extra, dtype=np.int64)])
         self.n += extra
 
-    def _layout(self, s, d, m, e):
+    def _layout(self, s, d, m, e, kk):
         """Lay every row out afresh with slack (the initial build and the PMA re-spread)."""
         xp = self.xp
         lens = _counts(s, self.n, xp)
@@ -159,15 +169,16 @@ class RowPMA:
         adj = xp.zeros(size, dtype=np.int32)
         mult = xp.zeros(size, dtype=np.int32)
         emask = xp.zeros(size, dtype=np.int64)
+        akey = xp.zeros(size, dtype=np.int64)
         first = xp.cumsum(lens) - lens
         pos = start[s] + xp.arange(s.size, dtype=np.int64) - first[s]
-        adj[pos], mult[pos], emask[pos] = d, m, e
-        self.adj, self.mult, self.emask = adj, mult, emask
+        adj[pos], mult[pos], emask[pos], akey[pos] = d, m, e, kk
+        self.adj, self.mult, self.emask, self.akey = adj, mult, emask, akey
         self.start, self.length, self.cap = start, lens.astype(np.int32), cap
         self.used = total
 
     def _gather(self, rows):
-        """Entries ``(src, dst, mult, emask)`` of ``rows`` (sorted row ids)."""
+        """Entries ``(src, dst, mult, emask, key)`` of ``rows`` (sorted row ids)."""
         xp = self.xp
         lens = self.length[rows].astype(np.int64)
         ends = xp.cumsum(lens)
@@ -176,10 +187,11 @@ class RowPMA:
         rid = xp.searchsorted(ends, xp.arange(total, dtype=np.int64), side="right")
         first = ends - lens
         pos = self.start[rows][rid] + xp.arange(rid.size, dtype=np.int64) - first[rid]
-        return rows[rid], self.adj[pos], self.mult[pos], self.emask[pos]
+        return rows[rid], self.adj[pos], self.mult[pos], self.emask[pos], self.akey[pos]
 
-    def update(self, src, dst, mult, emask):
-        """Set entries ``(src[i], dst[i])`` to ``mult[i]`` / ``emask[i]``; ``mult`` 0 deletes.
+    def update(self, src, dst, mult, emask, key=None):
+        """Set entries ``(src[i], dst[i])`` (sort key ``key[i]``, by default ``dst[i]``) to
+        ``mult[i]`` / ``emask[i]``; ``mult`` 0 deletes.
 
         The touched rows are merged with the updates (later wins), written back in place when
         they fit their segment, else moved to the arena's end with twice the room (the PMA's upper
@@ -191,18 +203,19 @@ class RowPMA:
         src = xp.asarray(src, dtype=np.int64)
         dst = xp.asarray(dst, dtype=np.int32)
         rows = xp.unique(src)
-        es, ed, em, ee = self._gather(rows)
+        es, ed, em, ee, ek = self._gather(rows)
         s = xp.concatenate([es, src])
         d = xp.concatenate([ed, dst])
         m = xp.concatenate([em, xp.asarray(mult, dtype=np.int32)])
         e = xp.concatenate([ee, xp.asarray(emask, dtype=np.int64)])
+        kk = xp.concatenate([ek, xp.asarray(dst if key is None else key, dtype=np.int64)])
         flag = xp.concatenate([xp.zeros(es.size, dtype=np.int8), xp.ones(src.size, dtype=np.int8)])
-        o = xp.lexsort(xp.stack([flag, d, s]))
-        s, d, m, e = s[o], d[o], m[o], e[o]
+        o = xp.lexsort(xp.stack([flag, kk, s]))
+        s, d, m, e, kk = s[o], d[o], m[o], e[o], kk[o]
         last = xp.ones(s.size, dtype=bool)
-        last[:-1] = (s[1:] != s[:-1]) | (d[1:] != d[:-1])
+        last[:-1] = (s[1:] != s[:-1]) | (kk[1:] != kk[:-1])
         keep = last & (m > 0)
-        s, d, m, e = s[keep], d[keep], m[keep], e[keep]
+        s, d, m, e, kk = s[keep], d[keep], m[keep], e[keep], kk[keep]
         ridx = xp.searchsorted(rows, s)
         newlen = _counts(ridx, rows.size, xp)
         start = self.start[rows]
@@ -221,7 +234,7 @@ class RowPMA:
             self.relocations += ngrow
         first = xp.cumsum(newlen) - newlen
         pos = start[ridx] + xp.arange(s.size, dtype=np.int64) - first[ridx]
-        self.adj[pos], self.mult[pos], self.emask[pos] = d, m, e
+        self.adj[pos], self.mult[pos], self.emask[pos], self.akey[pos] = d, m, e, kk
         self.start[rows], self.length[rows], self.cap[rows] = start, newlen.astype(np.int32), cap
         # the PMA's lower density bound: once live entries fill under a quarter of the used
         # arena (deletions, segments left behind by moves), lay it out afresh
@@ -232,7 +245,7 @@ class RowPMA:
     def _grow_arena(self, need):
         xp = self.xp
         size = max(need, 2 * self.adj.size)
-        for name in ("adj", "mult", "emask"):
+        for name in ("adj", "mult", "emask", "akey"):
             old = getattr(self, name)
             new = xp.zeros(size, dtype=old.dtype)
             new[: old.size] = old
@@ -255,13 +268,14 @@ class RowPMA:
 # kernels
 # ---------------------------------------------------------------------------------------------
 @cuda.jit(device=True)
-def _dfind(rstart, rlen, adj, x, y):
-    """Binary search for ``y`` in the sorted row ``x`` of a :class:`RowPMA` (position or -1)."""
+def _dfind(rstart, rlen, akey, x, y):
+    """Binary search for the entry of sort key ``y`` in row ``x`` of a :class:`RowPMA`
+    (position or -1)."""
     lo = rstart[x]
     hi = lo + rlen[x]
     while lo < hi:
         mid = (lo + hi) >> 1
-        t = adj[mid]
+        t = akey[mid]
         if t < y:
             lo = mid + 1
         elif t > y:
@@ -269,6 +283,18 @@ def _dfind(rstart, rlen, adj, x, y):
         else:
             return mid
     return lo * 0 - 1
+
+
+@cuda.jit(device=True)
+def _lower(akey, lo, hi, y):
+    """The first position in ``akey[lo:hi]`` (sorted) whose key is >= ``y``."""
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if akey[mid] < y:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
 
 
 @cuda.jit(device=True)
@@ -290,7 +316,8 @@ def _rank(mkeys, mranks, key):
 
 @cuda.jit(device=True)
 def _ok(d, v, m, rank, bo, bc, order_t, chk_ptr, chk_j, chk_out, chk_in, chk_peo, chk_pei,
-        loop_used, ct, rstart, rlen, adj, amult, aemask, tflag, mkeys, mranks, nn, has_el, mono,
+        loop_used, ct, rstart, rlen, akey, amult, aemask, vcls, tflag, mkeys, mranks, nn, has_el,
+        mono,
         directed):
     """GAMMA's candidate test (Alg. 1 GenCandidates with the digest's fixes) for ``v`` at depth
     ``d``: candidate-table bit, injectivity, the plan's multiplicity and edge-label checks against
@@ -303,9 +330,10 @@ def _ok(d, v, m, rank, bo, bc, order_t, chk_ptr, chk_j, chk_out, chk_in, chk_peo
             return False
     c0 = chk_ptr[bc + d]
     c1 = chk_ptr[bc + d + 1]
+    kv = (int64(vcls[v]) << 32) | v
     for c in range(c0, c1):
         x = m[chk_j[c]]
-        e = _dfind(rstart, rlen, adj, x, v)
+        e = _dfind(rstart, rlen, akey, x, kv)
         have = 0
         if e >= 0:
             have = amult[e]
@@ -319,7 +347,7 @@ def _ok(d, v, m, rank, bo, bc, order_t, chk_ptr, chk_j, chk_out, chk_in, chk_peo
             if (aemask[e] >> chk_peo[c]) & 1 == 0:
                 return False
         if directed != 0:
-            e = _dfind(rstart, rlen, adj, v, x)
+            e = _dfind(rstart, rlen, akey, v, (int64(vcls[x]) << 32) | x)
             have = 0
             if e >= 0:
                 have = amult[e]
@@ -441,7 +469,8 @@ def _find_victim(wib, k, S_lock, S_p, S_end, S_busy, B):
 def _delta_kernel(n_tasks, n_groups, g_first, g_rank, g_x, g_y, g_toff, g_parts, tlist, tab_wt, k,
                   order_t, chk_ptr, chk_j,
                   chk_out, chk_in, chk_peo, chk_pei, drv_ptr, drv_j, drv_dir, loop_used, ct,
-                  rstart, rlen, adj, amult, aemask, irstart, irlen, iadj, tflag, mkeys, mranks,
+                  rstart, rlen, adj, akey, amult, aemask, irstart, irlen, iadj, iakey, vcls, ukey,
+                  narrow_row, tflag, mkeys, mranks,
                   nn, n_nodes, has_el, mono, directed, cbuf, out, out_tab, out_cap, ctl, steal):
     """GAMMA Alg. 1 (WBM) with the digest's corrections: one warp per task (an updated item
     seeded onto a pattern pair, loop or isolated node), warp-cooperative candidate generation
@@ -510,14 +539,14 @@ def _delta_kernel(n_tasks, n_groups, g_first, g_rank, g_x, g_y, g_toff, g_parts,
             bo = tab * k
             bc = tab * (k + 1)
             ok = _ok(0, g_x[g], m, rank, bo, bc, order_t, chk_ptr, chk_j, chk_out, chk_in,
-                     chk_peo, chk_pei, loop_used, ct, rstart, rlen, adj, amult, aemask, tflag,
+                     chk_peo, chk_pei, loop_used, ct, rstart, rlen, akey, amult, aemask, vcls, tflag,
                      mkeys, mranks, nn, has_el, mono, directed)
             m[0] = g_x[g]
             ns = 1
             if ok and g_y[g] >= 0:
                 ok = _ok(1, g_y[g], m, rank, bo, bc, order_t, chk_ptr, chk_j, chk_out, chk_in,
-                         chk_peo, chk_pei, loop_used, ct, rstart, rlen, adj, amult, aemask,
-                         tflag, mkeys, mranks, nn, has_el, mono, directed)
+                         chk_peo, chk_pei, loop_used, ct, rstart, rlen, akey, amult, aemask,
+                         vcls, tflag, mkeys, mranks, nn, has_el, mono, directed)
                 m[1] = g_y[g]
                 ns = 2
             if not ok:
@@ -631,15 +660,30 @@ def _delta_kernel(n_tasks, n_groups, g_first, g_rank, g_x, g_y, g_toff, g_parts,
             lo = int64(0)
             n = int64(n_nodes)
             kind = 0
+            # rows are sorted by (class, id): only the classes that may match this depth's
+            # pattern node are read (rows of at most narrow_row entries, one warp round by
+            # default, are read whole)
+            u = order_t[bo + d]
+            klo = ukey[2 * u]
+            khi = ukey[2 * u + 1]
+            narrow = klo > 0 or khi < _ALLKEYS
             for q in range(t0, t1):
                 x = m[drv_j[q]]
                 if drv_dir[q] == 0:
                     a = rstart[x]
                     b = int64(rlen[x])
+                    if narrow and b > narrow_row:
+                        e0 = _lower(akey, a, a + b, klo)
+                        b = _lower(akey, e0, a + b, khi) - e0
+                        a = e0
                     kd = 1
                 else:
                     a = irstart[x]
                     b = int64(irlen[x])
+                    if narrow and b > narrow_row:
+                        e0 = _lower(iakey, a, a + b, klo)
+                        b = _lower(iakey, e0, a + b, khi) - e0
+                        a = e0
                     kd = 2
                 if q == t0 or b < n:
                     lo = a
@@ -666,8 +710,8 @@ def _delta_kernel(n_tasks, n_groups, g_first, g_rank, g_x, g_y, g_toff, g_parts,
                     else:
                         v = iadj[lo + i]
                     good = _ok(d, v, m, rank, bo, bc, order_t, chk_ptr, chk_j, chk_out, chk_in,
-                               chk_peo, chk_pei, loop_used, ct, rstart, rlen, adj, amult, aemask,
-                               tflag, mkeys, mranks, nn, has_el, mono, directed)
+                               chk_peo, chk_pei, loop_used, ct, rstart, rlen, akey, amult, aemask,
+                               vcls, tflag, mkeys, mranks, nn, has_el, mono, directed)
                 mask = _ballot(good)
                 c = cuda.popc(mask)
                 if c == 0:
@@ -778,6 +822,7 @@ class GammaDelta:
                              else env("NX_GSM_GAMMA_COALESCE", "1") != "0")
         self.split = bool(split if split is not None else env("NX_GSM_GAMMA_SPLIT", "1") != "0")
         self.split_row = _SPLIT_ROW
+        self.narrow_row = 32  # rows longer than this are narrowed to a pattern node's classes
         self._orbit_key = None
         self.directed = matcher._directed
         self.mono = 0 if matcher.induced else 1
@@ -976,6 +1021,28 @@ class GammaDelta:
         bits = (ok.astype(np.int64) << np.arange(k, dtype=np.int64)[None, :]).sum(axis=1)
         return bits & self.nbits[ids] & self.alive[ids]
 
+    def _class_ids(self, nbits):
+        """Label classes of vertices with node-label codes ``nbits`` (equal codes, one class; a
+        code not seen before gets the next id), and the class run each pattern node reads
+        (``ukey``: key bounds per node, see the kernel's row narrowing)."""
+        cl = self._classes
+        codes, inv = np.unique(nbits, return_inverse=True)
+        ids = np.array([cl.setdefault(b, len(cl)) for b in codes.tolist()],
+                       dtype=np.int64)[inv.reshape(-1)]
+        ukey = np.zeros(2 * self.k, dtype=np.int64)
+        for u in range(self.k):
+            cs = sorted(c for b, c in cl.items() if (b >> u) & 1)
+            if len(cs) == len(cl) or (cs and cs[-1] - cs[0] + 1 != len(cs)):
+                ukey[2 * u + 1] = _ALLKEYS  # every class, or not one run: whole rows
+            elif cs:
+                ukey[2 * u], ukey[2 * u + 1] = cs[0] << 32, (cs[-1] + 1) << 32
+        self.ukey = ukey
+        return ids
+
+    def _key(self, ids):
+        """RowPMA sort keys of neighbours ``ids``: class in the high bits, then the id."""
+        return (self.vcls[ids] << 32) | ids
+
     def _emasks(self, datas):
         """Edge-label bits of data edges: bit p iff edge_match(datum, H out-entry p)."""
         if self.edge_match is None or not len(datas):
@@ -1018,11 +1085,14 @@ class GammaDelta:
         em = self._emasks(datas)
         self.loopm = loopm
         self.nbits = self._node_bits([G._node[x] for x in keys])
+        self._classes = {}
+        self.vcls = self._class_ids(self.nbits)
         self.alive = np.full(n, -1, dtype=np.int64)
         self.odeg = np.bincount(src, minlength=n).astype(np.int64)
         self.ideg = np.bincount(dst, minlength=n).astype(np.int64)
-        self.out = RowPMA(n, src, dst, mult, em, xp)
-        self.inn = RowPMA(n, dst, src, mult, np.zeros_like(em), xp) if self.directed else None
+        self.out = RowPMA(n, src, dst, mult, em, xp, key=self._key(dst))
+        self.inn = (RowPMA(n, dst, src, mult, np.zeros_like(em), xp, key=self._key(src))
+                    if self.directed else None)
         ct = self._codes(np.arange(n), loopdata)
         self.ct_host = ct
         self.ct = xp.asarray(ct)
@@ -1116,6 +1186,8 @@ class GammaDelta:
         n_old = len(self.keys)
         self._grow_nodes(new_keys)
         self.nbits[n_old:] = nbits_new
+        if new_keys:
+            self.vcls = np.concatenate([self.vcls, self._class_ids(nbits_new)])
         self._orbits()
         kid = self.kid
         gone = np.array([kid[x] for x in batch.gone_nodes], dtype=np.int64)
@@ -1175,15 +1247,16 @@ class GammaDelta:
         if directed:
             np.add.at(self.odeg, ex, born.astype(np.int64) - died)
             np.add.at(self.ideg, ey, born.astype(np.int64) - died)
-            self.out.update(ex, ey, e1, emk)
-            self.inn.update(ey, ex, e1, np.zeros_like(emk))
+            self.out.update(ex, ey, e1, emk, key=self._key(ey))
+            self.inn.update(ey, ex, e1, np.zeros_like(emk), key=self._key(ex))
         else:
             dlt = born.astype(np.int64) - died
             np.add.at(self.odeg, ex, dlt)
             np.add.at(self.odeg, ey, dlt)
             self.ideg = self.odeg
-            self.out.update(np.concatenate([ex, ey]), np.concatenate([ey, ex]),
-                            np.concatenate([e1, e1]), np.concatenate([emk, emk]))
+            dst = np.concatenate([ey, ex])
+            self.out.update(np.concatenate([ex, ey]), dst, np.concatenate([e1, e1]),
+                            np.concatenate([emk, emk]), key=self._key(dst))
         self.loopm[cx[loop]] = m1[loop]
         self.alive[newn] = -1
         self.alive[gone] = 0
@@ -1291,8 +1364,8 @@ class GammaDelta:
                                                    "chk_in", "chk_peo", "chk_pei", "drv_ptr",
                                                    "drv_j", "drv_dir")]
         graph = [arg(f"{side}.{n}", getattr(pma, n)) for side, pma, names in
-                 (("out", self.out, ("start", "length", "adj", "mult", "emask")),
-                  ("in", inn, ("start", "length", "adj"))) for n in names]
+                 (("out", self.out, ("start", "length", "adj", "akey", "mult", "emask")),
+                  ("in", inn, ("start", "length", "adj", "akey"))) for n in names]
         out_cap = 0 if count_only else self.out_capacity
         t0 = time.perf_counter()
         while True:
@@ -1311,6 +1384,7 @@ class GammaDelta:
                 _delta_kernel[blocks, _WPB * 32](
                     n_tasks, rank.size, *targs, arg("tab_wt", self.tab_wt), k, *tables,
                     arg("loop_used", self.loop_used), arg("ct", self.ct), *graph,
+                    arg("vcls", self.vcls), arg("ukey", self.ukey), self.narrow_row,
                     arg("tflag", self.tflag), arg("mk", mk), arg("mr", mr), nn, n_nodes,
                     int(self.edge_match is not None), self.mono, int(self.directed), cbuf[1],
                     out, out_tab, out_cap, ctl[1], int(self.steal))
