@@ -317,8 +317,7 @@ def _rank(mkeys, mranks, key):
 @cuda.jit(device=True)
 def _ok(d, v, m, rank, bo, bc, order_t, chk_ptr, chk_j, chk_out, chk_in, chk_peo, chk_pei,
         loop_used, ct, rstart, rlen, akey, amult, aemask, vcls, tflag, mkeys, mranks, nn, has_el,
-        mono,
-        directed):
+        mono, directed):
     """GAMMA's candidate test (Alg. 1 GenCandidates with the digest's fixes) for ``v`` at depth
     ``d``: candidate-table bit, injectivity, the plan's multiplicity and edge-label checks against
     earlier depths (as ``common._feasible``), then the smallest-updated-item rule (A2.6)."""
@@ -467,8 +466,8 @@ def _find_victim(wib, k, S_lock, S_p, S_end, S_busy, B):
 
 @cuda.jit
 def _delta_kernel(n_tasks, n_groups, g_first, g_rank, g_x, g_y, g_toff, g_parts, tlist, tab_wt, k,
-                  order_t, chk_ptr, chk_j,
-                  chk_out, chk_in, chk_peo, chk_pei, drv_ptr, drv_j, drv_dir, loop_used, ct,
+                  order_t, chk_ptr, chk_j, chk_out, chk_in, chk_peo, chk_pei, drv_ptr, drv_j,
+                  drv_dir, loop_used, ct,
                   rstart, rlen, adj, akey, amult, aemask, irstart, irlen, iadj, iakey, vcls, ukey,
                   narrow_row, tflag, mkeys, mranks,
                   nn, n_nodes, has_el, mono, directed, cbuf, out, out_tab, out_cap, ctl, steal):
@@ -539,8 +538,8 @@ def _delta_kernel(n_tasks, n_groups, g_first, g_rank, g_x, g_y, g_toff, g_parts,
             bo = tab * k
             bc = tab * (k + 1)
             ok = _ok(0, g_x[g], m, rank, bo, bc, order_t, chk_ptr, chk_j, chk_out, chk_in,
-                     chk_peo, chk_pei, loop_used, ct, rstart, rlen, akey, amult, aemask, vcls, tflag,
-                     mkeys, mranks, nn, has_el, mono, directed)
+                     chk_peo, chk_pei, loop_used, ct, rstart, rlen, akey, amult, aemask, vcls,
+                     tflag, mkeys, mranks, nn, has_el, mono, directed)
             m[0] = g_x[g]
             ns = 1
             if ok and g_y[g] >= 0:
@@ -1297,10 +1296,10 @@ class GammaDelta:
         loop = cx == cy
         pick = (~loop, loop) if self.mono == 0 else (~loop & (mult > 0), loop & (mult > 0))
         groups = []
-        for j, (i, y) in enumerate(((np.flatnonzero(pick[0]), cy), (np.flatnonzero(pick[1]),
-                                                                    None))):
+        for j, (sel, y) in enumerate(((pick[0], cy), (pick[1], None))):  # pairs, then loops
+            i = np.flatnonzero(sel)
             if i.size and lists[j].size:
-                groups.append((prank[i], cx[i], y[i] if y is not None else np.full(i.size, -1),
+                groups.append((prank[i], cx[i], np.full(i.size, -1) if y is None else y[i],
                                np.full(i.size, off[j]), np.full(i.size, lists[j].size)))
         if nodes.size and self.isolated.size:
             groups.append((nrank, nodes, np.full(nodes.size, -1), np.full(nodes.size, off[2]),
