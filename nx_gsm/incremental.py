@@ -272,6 +272,8 @@ class _Batch:
 
     def apply_to(self, G):
         """Apply to a NetworkX graph (all items were validated against the before state)."""
+        if type(G) in (nx.Graph, nx.DiGraph):
+            return self._apply_plain(G)
         multi = G.is_multigraph()
         for u, v, key in self.del_edges:
             if multi:
@@ -285,6 +287,26 @@ class _Batch:
             G.add_edges_from(self.add_edges)
         else:
             G.add_edges_from((u, v, attrs) for u, v, _, attrs in self.add_edges)
+
+    def _apply_plain(self, G):
+        """:meth:`apply_to` on a plain ``nx.Graph`` / ``nx.DiGraph`` through its adjacency dicts:
+        what ``remove_edge`` / ``add_edges_from`` do for validated edges (each inserted edge
+        is absent by then, so it gets a fresh attribute dict) without their per-edge call and
+        cache clearing, the larger part of a big batch's bookkeeping."""
+        directed = G.is_directed()
+        succ = G._succ if directed else G._adj
+        pred = G._pred if directed else G._adj
+        for u, v, _ in self.del_edges:
+            del succ[u][v]
+            if directed or u != v:  # an undirected self-loop is one entry
+                del pred[v][u]
+        G.remove_nodes_from(self.gone_nodes)
+        G.add_nodes_from(self.new_nodes.items())
+        for u, v, _, attrs in self.add_edges:
+            d = {}
+            d.update(attrs)  # (attribute names need not be strings)
+            succ[u][v] = pred[v][u] = d
+        getattr(nx, "_clear_cache", lambda g: None)(G)  # NetworkX caches (3.3+)
 
     @property
     def empty(self):

@@ -327,6 +327,33 @@ def test_pair_states_equal_the_graphs_before_and_after(cls):
     assert seen > 100
 
 
+@pytest.mark.parametrize("cls", [nx.Graph, nx.DiGraph])
+def test_plain_graph_batches_apply_like_networkx_calls(cls):
+    """On a plain Graph / DiGraph the batch goes straight into the adjacency dicts: the result
+    equals the batch applied with NetworkX calls (self-loops, deletions of inserted edges, node
+    insertions and deletions), each edge's data is one dict shared by both of its entries, and
+    the same batch on a subclass (NetworkX's own calls) agrees."""
+    class Sub(cls):
+        pass
+
+    rng = random.Random(77 + (cls is nx.DiGraph))
+    fresh = iter(range(100, 10**9))
+    for case in range(60):
+        G, H, induced, nm, em, labels = random_case(rng, cls)
+        m = IncrementalMatcher(G, H, engine="cpu")
+        batch = random_batch(rng, G, labels, fresh)
+        b = m._normalise(batch["insert"], batch["delete"], batch["nodes"],
+                         batch["delete_nodes"], "source", "target", None, True)
+        plain, sub = G.copy(), Sub(G)
+        b.apply_to(plain)
+        b.apply_to(sub)
+        want = snapshot(ref_apply(G, **batch))
+        assert snapshot(plain) == want == snapshot(cls(sub)), case
+        pred = plain._pred if plain.is_directed() else plain._adj
+        assert all(pred[v][u] is d for u, nb in plain._adj.items() for v, d in nb.items())
+        assert sum(map(len, pred.values())) == sum(map(len, plain._adj.values()))  # none stale
+
+
 def test_apply_restores_the_garbage_collector():
     """apply holds Python's cyclic GC off during a batch and gives back the state it found,
     after a good batch, a rejected one, and when the caller had it off already."""
