@@ -297,6 +297,17 @@ def test_order_invariance_and_composition(cls):
         assert snapshot(m1.graph, keys=False) == snapshot(m2.graph, keys=False)
 
 
+def validated_batch(rng, cls, fresh):
+    """A random case's graph, a CPU-path matcher on it, a random batch and the matcher's
+    validated form of that batch."""
+    G, H, induced, nm, em, labels = random_case(rng, cls)
+    m = IncrementalMatcher(G, H, engine="cpu")
+    batch = random_batch(rng, G, labels, fresh)
+    b = m._normalise(batch["insert"], batch["delete"], batch["nodes"], batch["delete_nodes"],
+                     "source", "target", None, True)
+    return G, m, batch, b
+
+
 @pytest.mark.parametrize("cls", CLASSES, ids=lambda c: c.__name__)
 def test_pair_states_equal_the_graphs_before_and_after(cls):
     """The pair states GAMMA reads off a batch (no G_after built) are G_before's and G_after's
@@ -307,11 +318,7 @@ def test_pair_states_equal_the_graphs_before_and_after(cls):
     fresh = iter(range(100, 10**9))
     seen = 0
     for case in range(60):
-        G, H, induced, nm, em, labels = random_case(rng, cls)
-        m = IncrementalMatcher(G, H, engine="cpu")
-        batch = random_batch(rng, G, labels, fresh)
-        b = m._normalise(batch["insert"], batch["delete"], batch["nodes"],
-                         batch["delete_nodes"], "source", "target", None, True)
+        G, m, batch, b = validated_batch(rng, cls, fresh)
         G_before = snapshot(m._G)
         before, after = b.pair_states(m._G, m._pair)
         G1 = ref_apply(G, **batch)
@@ -339,11 +346,7 @@ def test_plain_graph_batches_apply_like_networkx_calls(cls):
     rng = random.Random(77 + (cls is nx.DiGraph))
     fresh = iter(range(100, 10**9))
     for case in range(60):
-        G, H, induced, nm, em, labels = random_case(rng, cls)
-        m = IncrementalMatcher(G, H, engine="cpu")
-        batch = random_batch(rng, G, labels, fresh)
-        b = m._normalise(batch["insert"], batch["delete"], batch["nodes"],
-                         batch["delete_nodes"], "source", "target", None, True)
+        G, m, batch, b = validated_batch(rng, cls, fresh)
         plain, sub = G.copy(), Sub(G)
         b.apply_to(plain)
         b.apply_to(sub)
