@@ -88,7 +88,7 @@ def cut_pattern(G, kind, k=6, seed=0, tree_tries=32):
     tree is the one with the fewest labelled homomorphisms (:func:`tree_homs`) of
     ``tree_tries`` cut trees: on GitHub with 5 labels the median 6-vertex tree has ~3 x 10^11
     of them and the worst ~10^14, past what a recount from scratch finishes in a device call;
-    the fewest is ~1.5 x 10^10."""
+    the fewest is ~10^10."""
     if kind == "tree" and tree_tries > 1:
         rng = np.random.default_rng(seed)
         trees = [cut_pattern(G, kind, k, int(rng.integers(1 << 31)), 1)
