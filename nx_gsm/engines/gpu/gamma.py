@@ -298,6 +298,19 @@ def _lower(akey, lo, hi, y):
 
 
 @cuda.jit(device=True)
+def _span(rstart, rlen, akey, x, narrow, klo, khi):
+    """(first position, length) of row ``x``, or with ``narrow`` of its run of sort keys in
+    ``[klo, khi)``."""
+    a = rstart[x]
+    b = int64(rlen[x])
+    if narrow:
+        e0 = _lower(akey, a, a + b, klo)
+        b = _lower(akey, e0, a + b, khi) - e0
+        a = e0
+    return a, b
+
+
+@cuda.jit(device=True)
 def _rank(mkeys, mranks, key):
     """Rank of the updated item ``key`` (binary search), or a huge value if it is not one."""
     lo = 0
@@ -669,20 +682,12 @@ def _delta_kernel(n_tasks, n_groups, g_first, g_rank, g_x, g_y, g_toff, g_parts,
             for q in range(t0, t1):
                 x = m[drv_j[q]]
                 if drv_dir[q] == 0:
-                    a = rstart[x]
-                    b = int64(rlen[x])
-                    if narrow and b > narrow_row:
-                        e0 = _lower(akey, a, a + b, klo)
-                        b = _lower(akey, e0, a + b, khi) - e0
-                        a = e0
+                    a, b = _span(rstart, rlen, akey, x, narrow and rlen[x] > narrow_row, klo,
+                                 khi)
                     kd = 1
                 else:
-                    a = irstart[x]
-                    b = int64(irlen[x])
-                    if narrow and b > narrow_row:
-                        e0 = _lower(iakey, a, a + b, klo)
-                        b = _lower(iakey, e0, a + b, khi) - e0
-                        a = e0
+                    a, b = _span(irstart, irlen, iakey, x, narrow and irlen[x] > narrow_row,
+                                 klo, khi)
                     kd = 2
                 if q == t0 or b < n:
                     lo = a
