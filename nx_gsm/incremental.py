@@ -316,11 +316,15 @@ class _Batch:
         (attribute dict, multigraph key-dict in NetworkX's key order, or None), the latter read
         off the batch without building any part of ``G_after`` (what :meth:`apply_to` would make
         of ``G0``'s copy on these pairs). The data ``G0`` keeps are shared, not copied."""
-        gone = set(self.gone_nodes)
-        before, out = {}, {}
-        for p, (u, v) in self.touched.items():
-            before[p] = d = _datum(G0, u, v)
-            out[p] = None if u in gone or v in gone else d
+        succ = _succ(G0)
+        empty = {}
+        before = {p: succ.get(u, empty).get(v) for p, (u, v) in self.touched.items()}
+        if self.gone_nodes:
+            gone = set(self.gone_nodes)
+            out = {p: None if u in gone or v in gone else before[p]
+                   for p, (u, v) in self.touched.items()}
+        else:
+            out = dict(before)
         if not G0.is_multigraph():
             for u, v, _ in self.del_edges:
                 out[pair(u, v)] = None
@@ -637,21 +641,26 @@ class IncrementalMatcher:
                 gone[n] = i
         b.gone_nodes = list(gone)
 
-        # endpoints of inserted edges
+        # endpoints of inserted edges (G0._node: `in G0` is a method call per endpoint)
+        have = G0._node
         for i, (u, v, _, _) in enumerate(ins):
+            if u in have and v in have and not gone:  # the common row
+                continue
             for n in (u, v):
                 if n in gone:
                     raise BatchError(f"insert[{i}]: node {n!r} is deleted in this batch")
-                if n not in G0 and n not in b.new_nodes:
+                if n not in have and n not in b.new_nodes:
                     if self.node_match is not None:
                         raise BatchError(
                             f"insert[{i}]: node {n!r} is not in the graph and node_match needs "
                             f"its attributes: add it with nodes=[({n!r}, {{...}})]")
                     b.new_nodes[n] = {}
         for i, (u, v, _, _) in enumerate(dels):
+            if u in have and v in have:
+                continue
             for n in (u, v):
                 # a new node's edge can only be deleted if it is inserted here too (cancels)
-                if n not in G0 and n not in b.new_nodes:
+                if n not in have and n not in b.new_nodes:
                     raise BatchError(f"delete[{i}]: edge {(u, v)!r} is not in the graph "
                                      f"(node {n!r} is not)")
 
@@ -671,20 +680,18 @@ class IncrementalMatcher:
 
     def _resolve_simple(self, b, ins, dels):
         succ = _succ(self._G)
-        pair = self._pair
-        dp = [pair(r[0], r[1]) for r in dels]
-        ip = [pair(r[0], r[1]) for r in ins]
-        seen_ins, seen_del = {}, {}
-        for i, p in enumerate(dp):
-            j = seen_del.setdefault(p, i)
-            if j != i:
-                raise BatchError(f"delete[{i}]: edge {dels[i][:2]!r} is given twice "
-                                 f"(also delete[{j}])")
-        for i, p in enumerate(ip):
-            j = seen_ins.setdefault(p, i)
-            if j != i:
-                raise BatchError(f"insert[{i}]: edge {ins[i][:2]!r} is given twice "
-                                 f"(also insert[{j}])")
+        canon = tuple if self._directed else frozenset  # self._pair, without a call per row
+        dp = [canon(r[:2]) for r in dels]
+        ip = [canon(r[:2]) for r in ins]
+        seen_del = {p: i for i, p in zip(range(len(dp) - 1, -1, -1), reversed(dp))}
+        seen_ins = {p: i for i, p in zip(range(len(ip) - 1, -1, -1), reversed(ip))}
+        for what, ps, rows, seen in (("delete", dp, dels, seen_del),
+                                     ("insert", ip, ins, seen_ins)):
+            if len(seen) < len(ps):  # name the first repeat
+                for i, p in enumerate(ps):
+                    if seen[p] != i:
+                        raise BatchError(f"{what}[{i}]: edge {rows[i][:2]!r} is given twice "
+                                         f"(also {what}[{seen[p]}])")
         touched = b.touched
         for i, ((u, v, _, _), p) in enumerate(zip(dels, dp)):
             nb = succ.get(u)

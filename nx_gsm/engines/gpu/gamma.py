@@ -330,10 +330,13 @@ def _rank(mkeys, mranks, key):
 @cuda.jit(device=True)
 def _ok(d, v, m, rank, bo, bc, order_t, chk_ptr, chk_j, chk_out, chk_in, chk_peo, chk_pei,
         loop_used, ct, rstart, rlen, akey, amult, aemask, vcls, tflag, mkeys, mranks, nn, has_el,
-        mono, directed):
+        mono, directed, jd, ed):
     """GAMMA's candidate test (Alg. 1 GenCandidates with the digest's fixes) for ``v`` at depth
     ``d``: candidate-table bit, injectivity, the plan's multiplicity and edge-label checks against
-    earlier depths (as ``common._feasible``), then the smallest-updated-item rule (A2.6)."""
+    earlier depths (as ``common._feasible``), then the smallest-updated-item rule (A2.6).
+
+    ``v`` drawn from the out-row of ``m[jd]`` at position ``ed`` (``jd`` -1: not so) has its
+    entry there: that check reads it instead of searching the row again."""
     u = order_t[bo + d]
     if (ct[v] >> u) & 1 == 0:
         return False
@@ -345,7 +348,10 @@ def _ok(d, v, m, rank, bo, bc, order_t, chk_ptr, chk_j, chk_out, chk_in, chk_peo
     kv = (int64(vcls[v]) << 32) | v
     for c in range(c0, c1):
         x = m[chk_j[c]]
-        e = _dfind(rstart, rlen, akey, x, kv)
+        if chk_j[c] == jd:
+            e = ed
+        else:
+            e = _dfind(rstart, rlen, akey, x, kv)
         have = 0
         if e >= 0:
             have = amult[e]
@@ -552,13 +558,13 @@ def _delta_kernel(n_tasks, n_groups, g_first, g_rank, g_x, g_y, g_toff, g_parts,
             bc = tab * (k + 1)
             ok = _ok(0, g_x[g], m, rank, bo, bc, order_t, chk_ptr, chk_j, chk_out, chk_in,
                      chk_peo, chk_pei, loop_used, ct, rstart, rlen, akey, amult, aemask, vcls,
-                     tflag, mkeys, mranks, nn, has_el, mono, directed)
+                     tflag, mkeys, mranks, nn, has_el, mono, directed, -1, -1)
             m[0] = g_x[g]
             ns = 1
             if ok and g_y[g] >= 0:
                 ok = _ok(1, g_y[g], m, rank, bo, bc, order_t, chk_ptr, chk_j, chk_out, chk_in,
                          chk_peo, chk_pei, loop_used, ct, rstart, rlen, akey, amult, aemask,
-                         vcls, tflag, mkeys, mranks, nn, has_el, mono, directed)
+                         vcls, tflag, mkeys, mranks, nn, has_el, mono, directed, -1, -1)
                 m[1] = g_y[g]
                 ns = 2
             if not ok:
@@ -672,6 +678,7 @@ def _delta_kernel(n_tasks, n_groups, g_first, g_rank, g_x, g_y, g_toff, g_parts,
             lo = int64(0)
             n = int64(n_nodes)
             kind = 0
+            jd = -1
             # rows are sorted by (class, id): only the classes that may match this depth's
             # pattern node are read (rows of at most narrow_row entries, one warp round by
             # default, are read whole)
@@ -693,6 +700,9 @@ def _delta_kernel(n_tasks, n_groups, g_first, g_rank, g_x, g_y, g_toff, g_parts,
                     lo = a
                     n = b
                     kind = kd
+                    jd = -1
+                    if kd == 1:
+                        jd = drv_j[q]
             total = 0
             wt = 1
             if out_cap == 0:
@@ -715,7 +725,8 @@ def _delta_kernel(n_tasks, n_groups, g_first, g_rank, g_x, g_y, g_toff, g_parts,
                         v = iadj[lo + i]
                     good = _ok(d, v, m, rank, bo, bc, order_t, chk_ptr, chk_j, chk_out, chk_in,
                                chk_peo, chk_pei, loop_used, ct, rstart, rlen, akey, amult, aemask,
-                               vcls, tflag, mkeys, mranks, nn, has_el, mono, directed)
+                               vcls, tflag, mkeys, mranks, nn, has_el, mono, directed, jd,
+                               lo + i)
                 mask = _ballot(good)
                 c = cuda.popc(mask)
                 if c == 0:
