@@ -269,6 +269,7 @@ class _Batch:
         self.del_edges = []  # (u, v, key or None)
         self.add_edges = []  # (u, v, key or None, attrs)
         self.touched = {}  # canonical pair -> (u, v) orientation
+        self.replaced = {}  # simple graphs: pair -> (u, v, datum before, attrs after)
 
     def apply_to(self, G):
         """Apply to a NetworkX graph (all items were validated against the before state)."""
@@ -309,6 +310,28 @@ class _Batch:
     @property
     def empty(self):
         return not (self.new_nodes or self.gone_nodes or self.del_edges or self.add_edges)
+
+    def changes(self, G0, pair):
+        """The touched pairs whose datum changes, ``(u, v, m0, m1, d1)`` each: the multiplicity
+        in ``G0`` and in ``G_after`` (0: no edge) and the datum after (as :meth:`pair_states`).
+        In a simple graph without node deletions the deletions and insertions say it all, and a
+        replaced edge changes iff its attributes do: no state per pair is built."""
+        if G0.is_multigraph() or self.gone_nodes:
+            before, after = self.pair_states(G0, pair)
+            multi = G0.is_multigraph()
+
+            def mult(d):
+                return 0 if d is None else len(d) if multi else 1
+
+            return [(u, v, mult(before[p]), mult(after[p]), after[p])
+                    for p, (u, v) in self.touched.items() if not _same(before[p], after[p])]
+        rep = self.replaced
+        if not rep:
+            return [(u, v, 1, 0, None) for u, v, _ in self.del_edges] + \
+                [(u, v, 0, 1, a) for u, v, _, a in self.add_edges]
+        return [(u, v, 1, 0, None) for u, v, _ in self.del_edges if pair(u, v) not in rep] + \
+            [(u, v, 0, 1, a) for u, v, _, a in self.add_edges if pair(u, v) not in rep] + \
+            [(u, v, 1, 1, a) for u, v, d, a in rep.values() if not _same(d, a)]
 
     def pair_states(self, G0, pair):
         """``(before, after)``, each ``{pair: datum}`` over the touched pairs (keys made by
@@ -711,6 +734,8 @@ class IncrementalMatcher:
             if exists or p not in seen_del:
                 b.add_edges.append((u, v, None, attrs))
                 touched.setdefault(p, (u, v))
+            if exists:
+                b.replaced[p] = (u, v, nb[v], attrs)
 
     def _resolve_multi(self, b, ins, dels):
         G0 = self._G

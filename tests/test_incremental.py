@@ -311,12 +311,14 @@ def validated_batch(rng, cls, fresh):
 @pytest.mark.parametrize("cls", CLASSES, ids=lambda c: c.__name__)
 def test_pair_states_equal_the_graphs_before_and_after(cls):
     """The pair states GAMMA reads off a batch (no G_after built) are G_before's and G_after's
-    datum on every touched pair, key order included, and G_before's data are left untouched."""
-    from nx_gsm.incremental import _datum
+    datum on every touched pair, key order included, and G_before's data are left untouched;
+    the changed pairs (``changes``, on simple graphs read off the deletions and insertions)
+    are the touched pairs whose datum differs, with both multiplicities."""
+    from nx_gsm.incremental import _datum, _mult, _same
 
     rng = random.Random(4242 + CLASSES.index(cls))
     fresh = iter(range(100, 10**9))
-    seen = 0
+    seen = changed = 0
     for case in range(60):
         G, m, batch, b = validated_batch(rng, cls, fresh)
         G_before = snapshot(m._G)
@@ -330,8 +332,16 @@ def test_pair_states_equal_the_graphs_before_and_after(cls):
             if want is not None and cls().is_multigraph():
                 assert list(after[p]) == list(want), (case, p)
             seen += 1
+        got = {m._pair(u, v): (_mult(G, u, v), m1, d1) for u, v, _, m1, d1 in
+               b.changes(m._G, m._pair)}
+        assert len(got) == len(b.changes(m._G, m._pair))
+        want = {p: (_mult(G, u, v), _mult(G1, u, v) if u in G1 and v in G1 else 0, after[p])
+                for p, (u, v) in b.touched.items() if not _same(before[p], after[p])}
+        assert got == want, case
+        assert all(m0 == _mult(G, u, v) for u, v, m0, _, _ in b.changes(m._G, m._pair))
+        changed += bool(got)
         assert snapshot(m._G) == G_before
-    assert seen > 100
+    assert seen > 100 and changed > 30
 
 
 @pytest.mark.parametrize("cls", [nx.Graph, nx.DiGraph])

@@ -1174,25 +1174,12 @@ class GammaDelta:
             raise
 
     def _delta(self, matcher, batch, counts_only):
-        from ...incremental import _same
-
         t_start = time.perf_counter()
         G0 = matcher._G
-        was, now = batch.pair_states(G0, matcher._pair)  # each touched pair's datum in G0, G_after
+        changed = batch.changes(G0, matcher._pair)  # (u, v, mult before, mult after, datum after)
         directed = self.directed
-        multi = G0.is_multigraph()
         new_keys = list(batch.new_nodes)
         nbits_new = self._node_bits([batch.new_nodes[x] for x in new_keys])
-
-        def mult(d):
-            return 0 if d is None else len(d) if multi else 1
-
-        # the changed pairs with their after-state, in a canonical total order
-        changed = []
-        for p, (u, v) in batch.touched.items():
-            d0, d1 = was[p], now[p]
-            if not _same(d0, d1):
-                changed.append((u, v, mult(d0), mult(d1), d1))
         em_all = np.zeros(len(changed), dtype=np.int64)
         live = [i for i, c in enumerate(changed) if c[3] > 0 and c[0] != c[1]]
         em_all[live] = self._emasks([changed[i][4] for i in live])
@@ -1280,11 +1267,11 @@ class GammaDelta:
             ld = [None] * touched_ids.size
             if self.edge_match is not None:
                 gone_set = set(batch.gone_nodes)
+                loops1 = {c[0]: c[4] for c in changed if c[0] == c[1]}  # changed loops, after
                 ld = []
                 for i in touched_ids.tolist():
                     x = self.keys[i]
-                    p = matcher._pair(x, x)
-                    ld.append(now[p] if p in now else
+                    ld.append(loops1[x] if x in loops1 else
                               None if x in gone_set else _datum(G0, x, x))
             codes = self._codes(touched_ids, ld)
             diff = codes != self.ct_host[touched_ids]
