@@ -803,6 +803,19 @@ def test_incremental_benchmark_variants_side_by_side(monkeypatch):
         v = r["variants"]["cpu"]
         assert v["exact"] and (v["added"], v["removed"]) == (r["added"], r["removed"])
         assert r["added"] + r["removed"] > 0 and r["recount_complete"]
+    # a quick recount runs twice (the faster time counts), a slower one once
+    import nx_gsm.api
+
+    calls, prepare = [], nx_gsm.api.prepare
+    monkeypatch.setattr(nx_gsm.api, "prepare", lambda *a, **k: calls.append(1) or prepare(*a, **k))
+    G = small()
+    H = bench.cut_pattern(G, "dense")
+    engine = bench._static_engine("cpu")
+    once = bench.recount(G, H, engine, 60)
+    twice = bench.recount(G, H, engine, 60, repeat_under=60)
+    assert len(calls) == 3 and once[1:] == twice[1:] and once[1] > 0
+    bench.recount(G, H, engine, 60, repeat_under=0)
+    assert len(calls) == 4
 
 
 def test_incremental_benchmark_tree_is_the_one_with_fewest_homomorphisms():
