@@ -1038,12 +1038,16 @@ class GammaDelta:
 
     def _class_ids(self, nbits):
         """Label classes of vertices with node-label codes ``nbits`` (equal codes, one class; a
-        code not seen before gets the next id), and the class run each pattern node reads
-        (``ukey``: key bounds per node, see the kernel's row narrowing)."""
+        code not seen before gets the next id)."""
         cl = self._classes
         codes, inv = np.unique(nbits, return_inverse=True)
-        ids = np.array([cl.setdefault(b, len(cl)) for b in codes.tolist()],
-                       dtype=np.int64)[inv.reshape(-1)]
+        return np.array([cl.setdefault(b, len(cl)) for b in codes.tolist()],
+                        dtype=np.int64)[inv.reshape(-1)]
+
+    def _class_runs(self):
+        """The class run each pattern node reads over the classes seen so far (``ukey``: key
+        bounds per node, see the kernel's row narrowing)."""
+        cl = self._classes
         ukey = np.zeros(2 * self.k, dtype=np.int64)
         for u in range(self.k):
             cs = sorted(c for b, c in cl.items() if (b >> u) & 1)
@@ -1051,8 +1055,7 @@ class GammaDelta:
                 ukey[2 * u + 1] = _ALLKEYS  # every class, or not one run: whole rows
             elif cs:
                 ukey[2 * u], ukey[2 * u + 1] = cs[0] << 32, (cs[-1] + 1) << 32
-        self.ukey = ukey
-        return ids
+        return ukey
 
     def _key(self, ids):
         """RowPMA sort keys of neighbours ``ids``: class in the high bits, then the id."""
@@ -1102,6 +1105,7 @@ class GammaDelta:
         self.nbits = self._node_bits([G._node[x] for x in keys])
         self._classes = {}
         self.vcls = self._class_ids(self.nbits)
+        self.ukey = self._class_runs()
         self.alive = np.full(n, -1, dtype=np.int64)
         self.odeg = np.bincount(src, minlength=n).astype(np.int64)
         self.ideg = np.bincount(dst, minlength=n).astype(np.int64)
@@ -1190,6 +1194,7 @@ class GammaDelta:
         self.nbits[n_old:] = nbits_new
         if new_keys:
             self.vcls = np.concatenate([self.vcls, self._class_ids(nbits_new)])
+            self.ukey = self._class_runs()
         self._orbits()
         kid = self.kid
         gone = np.array([kid[x] for x in batch.gone_nodes], dtype=np.int64)
