@@ -243,10 +243,12 @@ def _datum(G, u, v):
 
 
 def _mult(G, u, v):
-    d = _datum(G, u, v)
-    if d is None:
-        return 0
-    return len(d) if G.is_multigraph() else 1
+    return _datum_mult(_datum(G, u, v), G.is_multigraph())
+
+
+def _datum_mult(d, multi):
+    """The edge multiplicity a datum stands for (None: no edge)."""
+    return 0 if d is None else len(d) if multi else 1
 
 
 def _same(a, b):
@@ -319,11 +321,7 @@ class _Batch:
         if G0.is_multigraph() or self.gone_nodes:
             before, after = self.pair_states(G0, pair)
             multi = G0.is_multigraph()
-
-            def mult(d):
-                return 0 if d is None else len(d) if multi else 1
-
-            return [(u, v, mult(before[p]), mult(after[p]), after[p])
+            return [(u, v, _datum_mult(before[p], multi), _datum_mult(after[p], multi), after[p])
                     for p, (u, v) in self.touched.items() if not _same(before[p], after[p])]
         rep = self.replaced
         if not rep:
@@ -340,7 +338,7 @@ class _Batch:
         off the batch without building any part of ``G_after`` (what :meth:`apply_to` would make
         of ``G0``'s copy on these pairs). The data ``G0`` keeps are shared, not copied."""
         succ = _succ(G0)
-        empty = {}
+        empty = {}  # _datum inlined: a call per touched pair
         before = {p: succ.get(u, empty).get(v) for p, (u, v) in self.touched.items()}
         if self.gone_nodes:
             gone = set(self.gone_nodes)
