@@ -366,6 +366,65 @@ def test_plain_graph_batches_apply_like_networkx_calls(cls):
         assert sum(map(len, pred.values())) == sum(map(len, plain._adj.values()))  # none stale
 
 
+@pytest.mark.parametrize("cls", [nx.Graph, nx.DiGraph])
+def test_plain_pair_batches_resolve_like_the_general_path(cls, monkeypatch):
+    """Batches of plain ``(u, v)`` rows between existing nodes (lists, tuples, int arrays; node
+    keys ints or strings; self-loops) take the whole-list fast path, which gives the general
+    path's batch; anything else it hands over: new endpoints, a pair in both lists, repeats,
+    missing or present edges, other rows -- the general path then names the error."""
+    rng = random.Random(5 + (cls is nx.DiGraph))
+    taken = 0
+    for case in range(80):
+        G = random_graph(rng, cls, rng.randint(2, 12), rng.randint(0, 30), labels=False)
+        if case % 2:
+            G = nx.relabel_nodes(G, {v: f"n{v}" for v in G})
+        m = IncrementalMatcher(G, nx.path_graph(2, create_using=cls), engine="cpu")
+        edges, nodes = list(G.edges()), list(G)
+        dele = rng.sample(edges, rng.randint(0, len(edges)))
+        free = [(u, v) for u in nodes for v in nodes if not G.has_edge(u, v)]
+        ins = rng.sample(free, rng.randint(0, min(len(free), 6)))
+        if not G.is_directed():  # one orientation per pair
+            ins = list({frozenset(e): e for e in ins}.values())
+        if rng.random() < 0.3:
+            ins = tuple(ins)
+        fast = m._pairs_batch(ins, dele)
+        assert fast is not None and fast.pairs is not None, case
+        taken += 1
+        with monkeypatch.context() as mp:
+            mp.setattr(IncrementalMatcher, "_pairs_batch", lambda self, i, d: None)
+            slow = m._normalise(ins, dele, None, None, "source", "target", None, True)
+        assert fast.del_edges == slow.del_edges and fast.add_edges == slow.add_edges, case
+        assert list(fast.touched.items()) == list(slow.touched.items()), case
+        assert not (fast.replaced or slow.replaced or fast.new_nodes or fast.gone_nodes)
+        assert fast.changes(m._G, m._pair) == slow.changes(m._G, m._pair)
+        if dele and not case % 2:
+            arr = np.array(dele, dtype=np.int64)
+            assert m._pairs_batch(None, arr).del_edges == m._pairs_batch(None, dele).del_edges
+        # handed over
+        others = [([(nodes[0], nodes[-1], {})] + list(ins), dele)]
+        if edges:
+            u, v = edges[0]
+            others += [([(u, v)], []), ([], dele + [edges[0]] if edges[0] in dele else
+                                        [edges[0], edges[0]]), ([(u, v)], [(u, v)])]
+        if free:
+            others.append(([], [free[0]]))
+        others += [([(nodes[0], "new")], []), ([(nodes[0], [1])], []), ([(nodes[0],)], [])]
+        for i, d in others:
+            assert m._pairs_batch(i, d) is None, (case, i, d)
+    assert taken == 80
+    m = IncrementalMatcher(nx.path_graph(4, create_using=cls), nx.path_graph(2, create_using=cls))
+    with pytest.raises(BatchError, match=r"delete\[1\]: edge \(0, 1\) is given twice"):
+        m.apply(delete=[(0, 1), (0, 1)])
+    with pytest.raises(BatchError, match=r"insert\[0\]: edge \(0, 1\) is already in the graph"):
+        m.apply(insert=[(0, 1)])
+    with pytest.raises(BatchError, match=r"delete\[0\]: edge \(0, 2\) is not in the graph"):
+        m.apply(delete=[(0, 2)])
+    with pytest.raises(BatchError, match="not hashable"):
+        m.apply(insert=[(0, [2])])
+    d = m.apply(insert=[(0, 9)])  # a new node: the general path
+    assert d.num_added == (1 if cls is nx.DiGraph else 2) and 9 in m.graph
+
+
 def test_apply_restores_the_garbage_collector():
     """apply holds Python's cyclic GC off during a batch and gives back the state it found,
     after a good batch, a rejected one, and when the caller had it off already."""
