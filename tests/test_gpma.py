@@ -1,6 +1,8 @@
-"""RowPMA (GAMMA's dynamic graph, nx_gsm.engines.gpu.gamma) with NumPy: batches of insertions,
-deletions and multiplicity changes against a dict-of-dicts reference, through relocations,
-arena growth and re-spreads."""
+"""RowPMA (GAMMA's dynamic graph, nx_gsm.engines.gpu.gamma): batches of insertions, deletions and
+multiplicity changes against a dict-of-dicts reference, through relocations, arena growth and
+re-spreads. Here with NumPy's array merge; the same file runs the device merge kernels under the
+CUDA simulator (tests/test_gpu_gamma_sim.py) and on the card (gpu/tests/test_gamma.py), where
+RowPMA merges with them by default."""
 
 import random
 
@@ -41,7 +43,7 @@ def _batch(rnd, ref, size, n):
 
 @pytest.mark.parametrize("keyed", [False, True])
 @pytest.mark.parametrize("seed", range(6))
-def test_random_batches_match_reference(seed, keyed):
+def test_random_batches_match_reference(seed, keyed, merge=None, steps=30, xp=np):
     """With ``keyed``, rows are ordered by GAMMA's key (a class per vertex, then the id)."""
     rnd = random.Random(seed)
     n = rnd.randint(1, 40)
@@ -60,9 +62,10 @@ def test_random_batches_match_reference(seed, keyed):
     dst = [y for x in range(n) for y in ref[x]]
     p = RowPMA(n, np.array(src, dtype=np.int64), np.array(dst, dtype=np.int64),
                np.array([ref[x][y][0] for x, y in zip(src, dst)]),
-               np.array([ref[x][y][1] for x, y in zip(src, dst)]), key=sort_keys(dst))
+               np.array([ref[x][y][1] for x, y in zip(src, dst)]), xp=xp, key=sort_keys(dst),
+               merge=merge)
     _check(p, ref, key)
-    for step in range(30):
+    for step in range(steps):
         if rnd.random() < 0.1:
             extra = rnd.randint(1, 3)
             p.add_rows(extra)
@@ -85,8 +88,8 @@ def test_random_batches_match_reference(seed, keyed):
     assert p.relocations > 0
 
 
-def test_hot_row_relocates_and_sparse_arena_respreads():
-    p = RowPMA(4, np.array([0]), np.array([1]), np.array([1]), np.zeros(1))
+def test_hot_row_relocates_and_sparse_arena_respreads(xp=np):
+    p = RowPMA(4, np.array([0]), np.array([1]), np.array([1]), np.zeros(1), xp=xp)
     ref = [{1: (1, 0)}, {}, {}, {}]
     for i in range(200):  # one row doubles again and again; old segments become garbage
         p.update(np.array([0]), np.array([(i % 3) + 1]), np.array([i % 2]), np.zeros(1))
@@ -112,8 +115,8 @@ def test_hot_row_relocates_and_sparse_arena_respreads():
     assert p.rebuilds == rebuilds + 1 and p.used < 100
 
 
-def test_empty_and_noop_batches():
-    p = RowPMA(0, np.zeros(0), np.zeros(0), np.zeros(0), np.zeros(0))
+def test_empty_and_noop_batches(xp=np):
+    p = RowPMA(0, np.zeros(0), np.zeros(0), np.zeros(0), np.zeros(0), xp=xp)
     assert p.n == 0 and p.max_length() == 0
     p.add_rows(2)
     p.update(np.zeros(0), np.zeros(0), np.zeros(0), np.zeros(0))

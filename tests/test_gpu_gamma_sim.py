@@ -14,6 +14,10 @@ def test_gamma_kernels_in_cuda_simulator():
     run_sim("gpu_sim_gamma_cases.py")
 
 
+def test_pma_merge_kernels_in_cuda_simulator():
+    run_sim("gpu_sim_pma_cases.py")
+
+
 def test_gamma_without_gpu_is_a_clear_error_and_auto_uses_the_cpu_path():
     from nx_gsm.engines.gpu.gamma import gamma_reason
     from nx_gsm.incremental import IncrementalMatcher

@@ -45,6 +45,7 @@ from __future__ import annotations
 import logging
 import os
 import time
+from itertools import chain
 
 import numpy as np
 from numba import cuda, int32, int64
@@ -68,6 +69,7 @@ _WPB = 4 if _SIM else 16  # warps per block (the simulator runs each as 32 threa
 _SPLIT_ROW = 256
 _SPLIT_MAX = 64
 _NORANK = np.iinfo(np.int64).max
+_MERGE_THREADS = 4 if _SIM else 128  # threads per row in RowPMA's merge kernel
 # RowPMA rows here are sorted by key (class of the neighbour << 32) | neighbour id; a pattern
 # node whose candidate classes are not one run of class ids reads [0, _ALLKEYS): whole rows
 _ALLKEYS = 1 << 62
@@ -125,8 +127,12 @@ class RowPMA:
     [[2], [0], []]
     """
 
-    def __init__(self, n, src, dst, mult, emask, xp=np, key=None):
+    def __init__(self, n, src, dst, mult, emask, xp=np, key=None, merge=None):
         self.xp = xp
+        # "kernel": batches merged by _pma_find/_pma_merge (the device's way: a few launches
+        # instead of a sort of every touched row); "sort": array operations (NumPy without a GPU)
+        self.merge = merge or ("kernel" if _SIM or xp is not np else "sort")
+        self._wrapped = {}
         self.n = 0
         self.start = xp.zeros(0, dtype=np.int64)
         self.length = xp.zeros(0, dtype=np.int32)
@@ -176,6 +182,8 @@ class RowPMA:
         self.adj, self.mult, self.emask, self.akey = adj, mult, emask, akey
         self.start, self.length, self.cap = start, lens.astype(np.int32), cap
         self.used = total
+        self.live = int(s.size)  # entries in rows
+        self.maxlen = int(lens.max()) if lens.size else 0  # see max_length
 
     def _gather(self, rows):
         """Entries ``(src, dst, mult, emask, key)`` of ``rows`` (sorted row ids)."""
@@ -200,6 +208,8 @@ class RowPMA:
         xp = self.xp
         if len(src) == 0:
             return
+        if self.merge == "kernel":
+            return self._update_kernel(src, dst, mult, emask, key)
         src = xp.asarray(src, dtype=np.int64)
         dst = xp.asarray(dst, dtype=np.int32)
         rows = xp.unique(src)
@@ -236,11 +246,79 @@ class RowPMA:
         pos = start[ridx] + xp.arange(s.size, dtype=np.int64) - first[ridx]
         self.adj[pos], self.mult[pos], self.emask[pos], self.akey[pos] = d, m, e, kk
         self.start[rows], self.length[rows], self.cap[rows] = start, newlen.astype(np.int32), cap
-        # the PMA's lower density bound: once live entries fill under a quarter of the used
-        # arena (deletions, segments left behind by moves), lay it out afresh
-        if self.used > 1024 and 4 * int(self.length.sum(dtype=np.int64)) < self.used:
-            self._layout(*self._gather(xp.arange(self.n, dtype=np.int64)))
+        self.live = int(self.length.sum(dtype=np.int64))
+        self.maxlen = max(self.maxlen, int(newlen.max()))
+        self._respread(self.live)
+
+    def _respread(self, live):
+        """The PMA's lower density bound: once ``live`` entries fill under a quarter of the used
+        arena (deletions, segments left behind by moves), lay it out afresh."""
+        if self.used > 1024 and 4 * live < self.used:
+            self._layout(*self._gather(self.xp.arange(self.n, dtype=np.int64)))
             self.rebuilds += 1
+
+    def _arg(self, name):
+        """Member array ``name`` as a kernel argument, wrapped once per array object."""
+        x = getattr(self, name)
+        hit = self._wrapped.get(name)
+        if hit is None or hit[0] is not x:
+            hit = self._wrapped[name] = (x, _kernel_array(x))
+        return hit[1]
+
+    def _update_kernel(self, src, dst, mult, emask, key):
+        """:meth:`update` by two kernels: the updates are deduplicated and sorted by (row, key)
+        on the host and sent in one array; ``_pma_find`` places each in its row and counts each
+        row's new length, rows that outgrow their segment move to the arena's end (one host
+        read decides), and ``_pma_merge`` writes every touched row afresh (one block per row)."""
+        xp = self.xp
+        src, dst, mult, emask = (np.asarray(_host(xp.asarray(a)), dtype=np.int64)
+                                 for a in (src, dst, mult, emask))
+        key = dst if key is None else np.asarray(_host(xp.asarray(key)), dtype=np.int64)
+        o = np.lexsort((np.arange(src.size), key, src))
+        src, dst, mult, emask, key = src[o], dst[o], mult[o], emask[o], key[o]
+        last = np.ones(src.size, dtype=bool)  # later wins
+        last[:-1] = (src[1:] != src[:-1]) | (key[1:] != key[:-1])
+        src, dst, mult, emask, key = src[last], dst[last], mult[last], emask[last], key[last]
+        rows, first = np.unique(src, return_index=True)
+        r, u = rows.size, src.size
+        uridx = np.repeat(np.arange(r, dtype=np.int64), np.diff(np.append(first, u)))
+        # one upload: rows | row offsets into the updates | per update: row index, key, dst,
+        # mult, emask
+        host = np.concatenate([rows, first, [u], uridx, key, dst, mult, emask])
+        pk = xp.asarray(host)
+        rows_d, uoff = pk[:r], pk[r: 2 * r + 1]
+        upd = pk[2 * r + 1:].reshape(5, u)
+        work = xp.zeros((4, u), dtype=np.int64)  # per update: position, kind, ins/del before it
+        dlen = xp.zeros(r, dtype=np.int64)
+        a = _kernel_array
+        _pma_find[-(-u // _MERGE_THREADS), _MERGE_THREADS](a(rows_d), a(upd), self._arg("start"), self._arg("length"),
+                                     self._arg("akey"), a(work), a(dlen))
+        old = self.length[rows_d].astype(np.int64)
+        newlen = old + dlen
+        start, cap = self.start[rows_d], self.cap[rows_d]
+        grow = newlen > cap
+        cap = xp.where(grow, 2 * _slack(newlen, xp), cap)
+        add = xp.where(grow, cap, 0)
+        ends = xp.cumsum(add)
+        sc = xp.cumsum(old)  # the rows' places in the scratch copy (ends)
+        need, ngrow, held, dl, top = (int(x) for x in _host(xp.stack(
+            [ends[-1], grow.sum(), sc[-1], dlen.sum(), newlen.max()])))
+        if need:
+            if self.used + need > self.adj.size:
+                self._grow_arena(self.used + need)
+            start = xp.where(grow, self.used + ends - add, start)
+            self.used += need
+            self.relocations += ngrow
+        scratch = xp.empty((4, max(1, held)), dtype=np.int64)
+        _pma_merge[r, _MERGE_THREADS](a(rows_d), a(uoff), a(upd), a(work), a(start), a(sc - old),
+                                      self._arg("start"), self._arg("length"), self._arg("adj"),
+                                      self._arg("mult"), self._arg("emask"), self._arg("akey"),
+                                      a(scratch))
+        self.start[rows_d], self.length[rows_d], self.cap[rows_d] = start, \
+            newlen.astype(np.int32), cap
+        self.live += dl
+        self.maxlen = max(self.maxlen, top)
+        self._respread(self.live)
 
     def _grow_arena(self, need):
         xp = self.xp
@@ -251,22 +329,140 @@ class RowPMA:
             new[: old.size] = old
             setattr(self, name, new)
 
-    def clear_row(self, v):
-        """Empty row ``v`` (a deleted vertex; its segment is left as garbage)."""
-        self.length[v] = 0
-
     def row(self, v):
         """Row ``v`` as a Python list (tests)."""
         a = int(self.start[v])
         return [int(x) for x in self.adj[a : a + int(self.length[v])].tolist()]
 
     def max_length(self):
-        return int(self.length.max()) if self.n else 0
+        """An upper bound on the longest row (exact after a re-layout; a row that shrank may
+        still count with its old length): what the kernels' per-warp row buffers must hold,
+        known without a device read."""
+        return self.maxlen
 
 
 # ---------------------------------------------------------------------------------------------
 # kernels
 # ---------------------------------------------------------------------------------------------
+@cuda.jit
+def _pma_find(rows, upd, start, length, akey, work, dlen):
+    """GPMA's batch update (GAMMA Sec. V-C), step 1, a thread per update ``i`` (sorted by row,
+    then key): its place in its row's sorted keys (``work[0]``: lower bound) and its kind
+    (``work[1]``: 1 insert, 2 delete, 3 replace, 0 deleting a missing entry); ``dlen[r]``
+    collects row ``r``'s change of length."""
+    i = cuda.grid(1)
+    if i >= upd.shape[1]:
+        return
+    r = upd[0, i]
+    lo = start[rows[r]]
+    n = length[rows[r]]
+    k = upd[1, i]
+    a = 0
+    b = n
+    while a < b:
+        mid = (a + b) // 2
+        if akey[lo + mid] < k:
+            a = mid + 1
+        else:
+            b = mid
+    found = a < n and akey[lo + a] == k
+    kind = 0
+    if upd[3, i] > 0:
+        kind = 3 if found else 1
+    elif found:
+        kind = 2
+    work[0, i] = a
+    work[1, i] = kind
+    if kind == 1:
+        cuda.atomic.add(dlen, r, 1)
+    elif kind == 2:
+        cuda.atomic.add(dlen, r, -1)
+
+
+@cuda.jit(device=True)
+def _before(work, c, a1, j, kind):
+    """Updates of kind ``kind`` among the row's updates before ``j`` (``work[c]`` holds the
+    count before each update; ``a1`` ends the row's updates)."""
+    if j < a1:
+        return work[c, j]
+    return work[c, a1 - 1] + (1 if work[1, a1 - 1] == kind else 0)
+
+
+@cuda.jit
+def _pma_merge(rows, uoff, upd, work, nstart, soff, start, length, adj, mult, emask, akey,
+               scratch):
+    """GPMA's batch update, step 2, a block per touched row: the row is copied aside, then each
+    surviving old entry and each insertion is written at its merged place (its index plus the
+    insertions before it minus the deletions before it) from ``nstart`` on -- the row's own
+    segment, or a fresh one at the arena's end when it outgrew its slack."""
+    r = cuda.blockIdx.x
+    t0 = cuda.threadIdx.x
+    nt = cuda.blockDim.x
+    lo = start[rows[r]]
+    n = length[rows[r]]
+    a0 = uoff[r]
+    a1 = uoff[r + 1]
+    so = soff[r]
+    if t0 == 0:  # a row has few updates: counted serially
+        ci = 0
+        cd = 0
+        for i in range(a0, a1):
+            work[2, i] = ci
+            work[3, i] = cd
+            if work[1, i] == 1:
+                ci += 1
+            elif work[1, i] == 2:
+                cd += 1
+    for t in range(t0, n, nt):
+        scratch[0, so + t] = adj[lo + t]
+        scratch[1, so + t] = mult[lo + t]
+        scratch[2, so + t] = emask[lo + t]
+        scratch[3, so + t] = akey[lo + t]
+    cuda.syncthreads()
+    d0 = nstart[r]
+    for t in range(t0, n, nt):
+        a = a0  # j: the first update placed after entry t
+        b = a1
+        while a < b:
+            mid = (a + b) // 2
+            if work[0, mid] <= t:
+                a = mid + 1
+            else:
+                b = mid
+        j = a
+        a = a0  # jl: the first update placed at or after entry t
+        while a < b:
+            mid = (a + b) // 2
+            if work[0, mid] < t:
+                a = mid + 1
+            else:
+                b = mid
+        jl = a
+        kind = 0  # an update that found entry t is the last one placed at t
+        if j > a0 and work[0, j - 1] == t:
+            kind = work[1, j - 1]
+        if kind == 2:
+            continue
+        p = d0 + t + _before(work, 2, a1, j, 1) - _before(work, 3, a1, jl, 2)
+        if kind == 3:
+            adj[p] = upd[2, j - 1]
+            mult[p] = upd[3, j - 1]
+            emask[p] = upd[4, j - 1]
+            akey[p] = upd[1, j - 1]
+        else:
+            adj[p] = scratch[0, so + t]
+            mult[p] = scratch[1, so + t]
+            emask[p] = scratch[2, so + t]
+            akey[p] = scratch[3, so + t]
+    for i in range(a0 + t0, a1, nt):
+        if work[1, i] == 1:
+            p = d0 + work[0, i] + work[2, i] - work[3, i]
+            adj[p] = upd[2, i]
+            mult[p] = upd[3, i]
+            emask[p] = upd[4, i]
+            akey[p] = upd[1, i]
+
+
 @cuda.jit(device=True)
 def _dfind(rstart, rlen, akey, x, y):
     """Binary search for the entry of sort key ``y`` in row ``x`` of a :class:`RowPMA`
@@ -1033,7 +1229,7 @@ class GammaDelta:
                 for a in range(k):
                     if self.hloop[a] and ok[i, a]:
                         ok[i, a] = bool(self.edge_match(ld, self.hloopdata[a]))
-        bits = (ok.astype(np.int64) << np.arange(k, dtype=np.int64)[None, :]).sum(axis=1)
+        bits = ok.astype(np.int64) @ (np.int64(1) << np.arange(k, dtype=np.int64))
         return bits & self.nbits[ids] & self.alive[ids]
 
     def _class_ids(self, nbits):
@@ -1106,6 +1302,7 @@ class GammaDelta:
         self._classes = {}
         self.vcls = self._class_ids(self.nbits)
         self.ukey = self._class_runs()
+        self._orbit_key = None  # orbits are (re)computed from these bits before the next search
         self.alive = np.full(n, -1, dtype=np.int64)
         self.odeg = np.bincount(src, minlength=n).astype(np.int64)
         self.ideg = np.bincount(dst, minlength=n).astype(np.int64)
@@ -1180,13 +1377,16 @@ class GammaDelta:
     def _delta(self, matcher, batch, counts_only):
         t_start = time.perf_counter()
         G0 = matcher._G
-        changed = batch.changes(G0, matcher._pair)  # (u, v, mult before, mult after, datum after)
         directed = self.directed
         new_keys = list(batch.new_nodes)
         nbits_new = self._node_bits([batch.new_nodes[x] for x in new_keys])
-        em_all = np.zeros(len(changed), dtype=np.int64)
-        live = [i for i, c in enumerate(changed) if c[3] > 0 and c[0] != c[1]]
-        em_all[live] = self._emasks([changed[i][4] for i in live])
+        cols = self._plain_columns(batch)
+        if cols is None:
+            # (u, v, mult before, mult after, datum after) per changed pair
+            changed = batch.changes(G0, matcher._pair)
+            em_all = np.zeros(len(changed), dtype=np.int64)
+            live = [i for i, c in enumerate(changed) if c[3] > 0 and c[0] != c[1]]
+            em_all[live] = self._emasks([changed[i][4] for i in live])
         # ---- no callables below this line ----
         uploads0 = self.uploads
         n_old = len(self.keys)
@@ -1195,16 +1395,21 @@ class GammaDelta:
         if new_keys:
             self.vcls = np.concatenate([self.vcls, self._class_ids(nbits_new)])
             self.ukey = self._class_runs()
-        self._orbits()
+        if new_keys or self._orbit_key is None:  # the orbits follow the node-label bits only
+            self._orbits()
         kid = self.kid
         gone = np.array([kid[x] for x in batch.gone_nodes], dtype=np.int64)
         nn = len(self.keys) + 1
-        cx = np.array([kid[c[0]] for c in changed], dtype=np.int64)
-        cy = np.array([kid[c[1]] for c in changed], dtype=np.int64)
-        m0 = np.array([c[2] for c in changed], dtype=np.int64)
-        m1 = np.array([c[3] for c in changed], dtype=np.int64)
+        if cols is None:
+            cx = np.array([kid[c[0]] for c in changed], dtype=np.int64)
+            cy = np.array([kid[c[1]] for c in changed], dtype=np.int64)
+            m0 = np.array([c[2] for c in changed], dtype=np.int64)
+            m1 = np.array([c[3] for c in changed], dtype=np.int64)
+        else:
+            cx, cy, m0, m1 = cols
+            em_all = np.zeros(cx.size, dtype=np.int64)
         lo, hi = (cx, cy) if directed else (np.minimum(cx, cy), np.maximum(cx, cy))
-        o = np.lexsort((hi, lo))
+        o = np.argsort(lo * nn + hi)
         cx, cy, m0, m1, em_all = cx[o], cy[o], m0[o], m1[o], em_all[o]
         prank = np.arange(cx.size, dtype=np.int64)
         newn = np.arange(n_old, len(self.keys), dtype=np.int64)
@@ -1235,7 +1440,10 @@ class GammaDelta:
             tf[gone], tf[newn] = 1, 1
         xp = self.xp
         self.tflag[:] = 0
-        touched_ids = np.unique(np.concatenate([cx, cy, gone, newn]))
+        mark = np.zeros(len(self.keys), dtype=bool)
+        for ids in (cx, cy, gone, newn):
+            mark[ids] = True
+        touched_ids = np.flatnonzero(mark)
         if touched_ids.size:
             self.tflag[xp.asarray(touched_ids)] = xp.asarray(tf[touched_ids])
         mk_d, mr_d = xp.asarray(mk), xp.asarray(mr)
@@ -1293,6 +1501,24 @@ class GammaDelta:
         st["ct_rows"] = int(self.uploads - uploads0)
         st["total_s"] = time.perf_counter() - t_start
         return before, after
+
+    def _plain_columns(self, batch):
+        """``(cx, cy, m0, m1)`` of a batch of plain ``(u, v)`` rows (``batch.pairs``, every
+        deletion present and every insertion new) on a graph whose node keys are its ids, read
+        straight off the rows (no per-row dict lookups); None otherwise, or with ``edge_match``
+        (whose datum the general path reads)."""
+        if batch.pairs is None or not self.ident or self.edge_match is not None:
+            return None
+        ins, dels = batch.pairs
+        n = len(ins) + len(dels)
+        try:
+            ends = np.fromiter(chain.from_iterable(chain(dels, ins)), dtype=np.int64,
+                               count=2 * n).reshape(n, 2)
+        except (TypeError, ValueError, OverflowError):
+            return None
+        m0 = np.zeros(n, dtype=np.int64)
+        m0[: len(dels)] = 1
+        return ends[:, 0].copy(), ends[:, 1].copy(), m0, 1 - m0
 
     def _seeds(self, cx, cy, mult, prank, nodes, nrank):
         """Seed groups for one side, ``(rank, x, y, table list offset, tables)`` per group, and
