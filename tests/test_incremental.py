@@ -772,7 +772,7 @@ def test_local_regions_follow_new_connections(monkeypatch):
     G.add_node(20)
     H = nx.path_graph(4)
     for local in ("always", "auto"):
-        m = IncrementalMatcher(G, H)
+        m = IncrementalMatcher(G, H, engine="cpu")  # the CPU path's regions (auto: GAMMA on a GPU)
         m._local = local
         sizes = []
         real = inc.from_networkx

@@ -163,6 +163,14 @@ class RowPMA:
         self.length = xp.concatenate([self.length, xp.zeros(extra, dtype=np.int32)])
         self.cap = xp.concatenate([self.cap, xp.zeros(extra, dtype=np.int64)])
         self.n += extra
+        self._mirror()
+
+    def _mirror(self):
+        """Host copies of every row's start, length and capacity (the kernel merge plans on
+        them without reading the device)."""
+        if self.merge == "kernel":
+            self.hstart, self.hlength, self.hcap = (np.array(_host(x), dtype=np.int64)
+                                                    for x in (self.start, self.length, self.cap))
 
     def _layout(self, s, d, m, e, kk):
         """Lay every row out afresh with slack (the initial build and the PMA re-spread)."""
@@ -184,6 +192,7 @@ class RowPMA:
         self.used = total
         self.live = int(s.size)  # entries in rows
         self.maxlen = int(lens.max()) if lens.size else 0  # see max_length
+        self._mirror()
 
     def _gather(self, rows):
         """Entries ``(src, dst, mult, emask, key)`` of ``rows`` (sorted row ids)."""
@@ -266,14 +275,16 @@ class RowPMA:
         return hit[1]
 
     def _update_kernel(self, src, dst, mult, emask, key):
-        """:meth:`update` by two kernels: the updates are deduplicated and sorted by (row, key)
-        on the host and sent in one array; ``_pma_find`` places each in its row and counts each
-        row's new length, rows that outgrow their segment move to the arena's end (one host
-        read decides), and ``_pma_merge`` writes every touched row afresh (one block per row)."""
+        """:meth:`update` by two kernels and host planning: the updates, deduplicated and sorted
+        by (row, key) on the host, go up in one array; ``_pma_find`` places each in its row and
+        tells insertion from replacement (one read back); the host, which mirrors every row's
+        start, length and capacity, lays out the new lengths (a row that outgrows its segment
+        moves to the arena's end) and sends one array per row; ``_pma_merge`` writes every
+        touched row afresh, a block per row. A handful of transfers and two launches: array
+        operations cost tens of microseconds each on the device, whatever their size."""
         xp = self.xp
-        src, dst, mult, emask = (np.asarray(_host(xp.asarray(a)), dtype=np.int64)
-                                 for a in (src, dst, mult, emask))
-        key = dst if key is None else np.asarray(_host(xp.asarray(key)), dtype=np.int64)
+        src, dst, mult, emask = map(_on_host, (src, dst, mult, emask))
+        key = dst if key is None else _on_host(key)
         o = np.lexsort((np.arange(src.size), key, src))
         src, dst, mult, emask, key = src[o], dst[o], mult[o], emask[o], key[o]
         last = np.ones(src.size, dtype=bool)  # later wins
@@ -282,43 +293,51 @@ class RowPMA:
         rows, first = np.unique(src, return_index=True)
         r, u = rows.size, src.size
         uridx = np.repeat(np.arange(r, dtype=np.int64), np.diff(np.append(first, u)))
-        # one upload: rows | row offsets into the updates | per update: row index, key, dst,
-        # mult, emask
-        host = np.concatenate([rows, first, [u], uridx, key, dst, mult, emask])
-        pk = xp.asarray(host)
+        # rows | row offsets into the updates | per update: row index, key, dst, mult, emask
+        pk = xp.asarray(np.concatenate([rows, first, [u], uridx, key, dst, mult, emask]))
         rows_d, uoff = pk[:r], pk[r: 2 * r + 1]
         upd = pk[2 * r + 1:].reshape(5, u)
-        work = xp.zeros((4, u), dtype=np.int64)  # per update: position, kind, ins/del before it
-        dlen = xp.zeros(r, dtype=np.int64)
+        work = self._buffer("work", 4 * u).reshape(4, u)  # position, kind, ins/del before
         a = _kernel_array
-        _pma_find[-(-u // _MERGE_THREADS), _MERGE_THREADS](a(rows_d), a(upd), self._arg("start"), self._arg("length"),
-                                     self._arg("akey"), a(work), a(dlen))
-        old = self.length[rows_d].astype(np.int64)
+        _pma_find[-(-u // _MERGE_THREADS), _MERGE_THREADS](
+            a(rows_d), a(upd), self._arg("start"), self._arg("length"), self._arg("akey"),
+            a(work))
+        kind = _host(work[1])
+        old = self.hlength[rows]
+        dlen = np.bincount(uridx, weights=(kind == 1).astype(np.int64) - (kind == 2),
+                           minlength=r).astype(np.int64)
         newlen = old + dlen
-        start, cap = self.start[rows_d], self.cap[rows_d]
+        start, cap = self.hstart[rows], self.hcap[rows]
         grow = newlen > cap
-        cap = xp.where(grow, 2 * _slack(newlen, xp), cap)
-        add = xp.where(grow, cap, 0)
-        ends = xp.cumsum(add)
-        sc = xp.cumsum(old)  # the rows' places in the scratch copy (ends)
-        need, ngrow, held, dl, top = (int(x) for x in _host(xp.stack(
-            [ends[-1], grow.sum(), sc[-1], dlen.sum(), newlen.max()])))
-        if need:
-            if self.used + need > self.adj.size:
-                self._grow_arena(self.used + need)
-            start = xp.where(grow, self.used + ends - add, start)
-            self.used += need
-            self.relocations += ngrow
-        scratch = xp.empty((4, max(1, held)), dtype=np.int64)
-        _pma_merge[r, _MERGE_THREADS](a(rows_d), a(uoff), a(upd), a(work), a(start), a(sc - old),
-                                      self._arg("start"), self._arg("length"), self._arg("adj"),
-                                      self._arg("mult"), self._arg("emask"), self._arg("akey"),
-                                      a(scratch))
-        self.start[rows_d], self.length[rows_d], self.cap[rows_d] = start, \
-            newlen.astype(np.int32), cap
-        self.live += dl
-        self.maxlen = max(self.maxlen, top)
+        if grow.any():
+            cap = np.where(grow, 2 * _slack(newlen, np), cap)
+            add = np.where(grow, cap, 0)
+            ends = np.cumsum(add)
+            if self.used + int(ends[-1]) > self.adj.size:
+                self._grow_arena(self.used + int(ends[-1]))
+            start = np.where(grow, self.used + ends - add, start)
+            self.used += int(ends[-1])
+            self.relocations += int(grow.sum())
+        soff = np.cumsum(old) - old  # the rows' places in the scratch copy
+        held = int(old.sum())
+        per_row = xp.asarray(np.concatenate([start, newlen, cap, soff]).reshape(4, r))
+        scratch = self._buffer("scratch", 4 * max(1, held)).reshape(4, -1)
+        _pma_merge[r, _MERGE_THREADS](a(rows_d), a(uoff), a(upd), a(work), a(per_row),
+                                      self._arg("start"), self._arg("length"), self._arg("cap"),
+                                      self._arg("adj"), self._arg("mult"), self._arg("emask"),
+                                      self._arg("akey"), a(scratch))
+        self.hstart[rows], self.hlength[rows], self.hcap[rows] = start, newlen, cap
+        self.live += int(dlen.sum())
+        self.maxlen = max(self.maxlen, int(newlen.max()))
         self._respread(self.live)
+
+    def _buffer(self, name, size):
+        """A device work array of at least ``size`` int64 (contents undefined), kept."""
+        x = getattr(self, "_buf_" + name, None)
+        if x is None or x.size < size:
+            x = self.xp.empty(max(size, 2 * (0 if x is None else x.size)), dtype=np.int64)
+            setattr(self, "_buf_" + name, x)
+        return x[:size]
 
     def _grow_arena(self, need):
         xp = self.xp
@@ -341,15 +360,19 @@ class RowPMA:
         return self.maxlen
 
 
+def _on_host(a):
+    """An int64 NumPy copy of ``a`` (a device array is read back)."""
+    return np.asarray(a.get() if hasattr(a, "__cuda_array_interface__") else a, dtype=np.int64)
+
+
 # ---------------------------------------------------------------------------------------------
 # kernels
 # ---------------------------------------------------------------------------------------------
 @cuda.jit
-def _pma_find(rows, upd, start, length, akey, work, dlen):
+def _pma_find(rows, upd, start, length, akey, work):
     """GPMA's batch update (GAMMA Sec. V-C), step 1, a thread per update ``i`` (sorted by row,
     then key): its place in its row's sorted keys (``work[0]``: lower bound) and its kind
-    (``work[1]``: 1 insert, 2 delete, 3 replace, 0 deleting a missing entry); ``dlen[r]``
-    collects row ``r``'s change of length."""
+    (``work[1]``: 1 insert, 2 delete, 3 replace, 0 deleting a missing entry)."""
     i = cuda.grid(1)
     if i >= upd.shape[1]:
         return
@@ -373,10 +396,6 @@ def _pma_find(rows, upd, start, length, akey, work, dlen):
         kind = 2
     work[0, i] = a
     work[1, i] = kind
-    if kind == 1:
-        cuda.atomic.add(dlen, r, 1)
-    elif kind == 2:
-        cuda.atomic.add(dlen, r, -1)
 
 
 @cuda.jit(device=True)
@@ -389,20 +408,22 @@ def _before(work, c, a1, j, kind):
 
 
 @cuda.jit
-def _pma_merge(rows, uoff, upd, work, nstart, soff, start, length, adj, mult, emask, akey,
+def _pma_merge(rows, uoff, upd, work, per_row, start, length, cap, adj, mult, emask, akey,
                scratch):
     """GPMA's batch update, step 2, a block per touched row: the row is copied aside, then each
     surviving old entry and each insertion is written at its merged place (its index plus the
-    insertions before it minus the deletions before it) from ``nstart`` on -- the row's own
-    segment, or a fresh one at the arena's end when it outgrew its slack."""
+    insertions before it minus the deletions before it) from the row's new start on -- its own
+    segment, or a fresh one at the arena's end when it outgrew its slack. ``per_row`` holds
+    each row's new start, length and capacity and its place in ``scratch``."""
     r = cuda.blockIdx.x
     t0 = cuda.threadIdx.x
     nt = cuda.blockDim.x
-    lo = start[rows[r]]
-    n = length[rows[r]]
+    v = rows[r]
+    lo = start[v]
+    n = length[v]
     a0 = uoff[r]
     a1 = uoff[r + 1]
-    so = soff[r]
+    so = per_row[3, r]
     if t0 == 0:  # a row has few updates: counted serially
         ci = 0
         cd = 0
@@ -419,7 +440,11 @@ def _pma_merge(rows, uoff, upd, work, nstart, soff, start, length, adj, mult, em
         scratch[2, so + t] = emask[lo + t]
         scratch[3, so + t] = akey[lo + t]
     cuda.syncthreads()
-    d0 = nstart[r]
+    d0 = per_row[0, r]
+    if t0 == 0:  # every thread has read the old start and length
+        start[v] = d0
+        length[v] = per_row[1, r]
+        cap[v] = per_row[2, r]
     for t in range(t0, n, nt):
         a = a0  # j: the first update placed after entry t
         b = a1
