@@ -133,6 +133,8 @@ class RowPMA:
         # instead of a sort of every touched row); "sort": array operations (NumPy without a GPU)
         self.merge = merge or ("kernel" if _SIM or xp is not np else "sort")
         self._wrapped = {}
+        # the kernel merge's host copies of every row's start, length and capacity
+        self.hstart, self.hlength, self.hcap = (np.zeros(0, dtype=np.int64) for _ in range(3))
         self.n = 0
         self.start = xp.zeros(0, dtype=np.int64)
         self.length = xp.zeros(0, dtype=np.int32)
@@ -163,11 +165,13 @@ class RowPMA:
         self.length = xp.concatenate([self.length, xp.zeros(extra, dtype=np.int32)])
         self.cap = xp.concatenate([self.cap, xp.zeros(extra, dtype=np.int64)])
         self.n += extra
-        self._mirror()
+        z = np.zeros(extra, dtype=np.int64)
+        self.hstart, self.hlength, self.hcap = (np.concatenate([h, z]) for h in
+                                                (self.hstart, self.hlength, self.hcap))
 
     def _mirror(self):
-        """Host copies of every row's start, length and capacity (the kernel merge plans on
-        them without reading the device)."""
+        """Read the host copies of the rows' starts, lengths and capacities (the kernel merge
+        plans on them without reading the device) after a layout."""
         if self.merge == "kernel":
             self.hstart, self.hlength, self.hcap = (np.array(_host(x), dtype=np.int64)
                                                     for x in (self.start, self.length, self.cap))
@@ -297,7 +301,7 @@ class RowPMA:
         pk = xp.asarray(np.concatenate([rows, first, [u], uridx, key, dst, mult, emask]))
         rows_d, uoff = pk[:r], pk[r: 2 * r + 1]
         upd = pk[2 * r + 1:].reshape(5, u)
-        work = self._buffer("work", 4 * u).reshape(4, u)  # position, kind, ins/del before
+        work = self._work_array("work", 4 * u).reshape(4, u)  # position, kind, ins/del before
         a = _kernel_array
         _pma_find[-(-u // _MERGE_THREADS), _MERGE_THREADS](
             a(rows_d), a(upd), self._arg("start"), self._arg("length"), self._arg("akey"),
@@ -321,7 +325,7 @@ class RowPMA:
         soff = np.cumsum(old) - old  # the rows' places in the scratch copy
         held = int(old.sum())
         per_row = xp.asarray(np.concatenate([start, newlen, cap, soff]).reshape(4, r))
-        scratch = self._buffer("scratch", 4 * max(1, held)).reshape(4, -1)
+        scratch = self._work_array("scratch", 4 * max(1, held)).reshape(4, -1)
         _pma_merge[r, _MERGE_THREADS](a(rows_d), a(uoff), a(upd), a(work), a(per_row),
                                       self._arg("start"), self._arg("length"), self._arg("cap"),
                                       self._arg("adj"), self._arg("mult"), self._arg("emask"),
@@ -331,7 +335,7 @@ class RowPMA:
         self.maxlen = max(self.maxlen, int(newlen.max()))
         self._respread(self.live)
 
-    def _buffer(self, name, size):
+    def _work_array(self, name, size):
         """A device work array of at least ``size`` int64 (contents undefined), kept."""
         x = getattr(self, "_buf_" + name, None)
         if x is None or x.size < size:
