@@ -57,7 +57,6 @@ from .plan.planner import make_plan
 __all__ = ["IncrementalMatcher", "BatchResult", "BatchError"]
 
 _NOKEY = object()  # "no key given" for multigraph rows
-_NOATTRS = {}  # the attributes of every plain (u, v) row of a fast-path batch; never mutated
 
 
 class BatchError(nx.NetworkXError, ValueError):
@@ -741,7 +740,7 @@ class IncrementalMatcher:
         b = _Batch()
         b.pairs = (ins, dels)
         b.del_edges = [(u, v, None) for u, v in dels]
-        b.add_edges = [(u, v, None, _NOATTRS) for u, v in ins]
+        b.add_edges = [(u, v, None, {}) for u, v in ins]
         b.touched = dict(zip(dp, dels))
         b.touched.update(zip(ip, ins))
         return b

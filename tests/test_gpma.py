@@ -1,8 +1,8 @@
 """RowPMA (GAMMA's dynamic graph, nx_gsm.engines.gpu.gamma): batches of insertions, deletions and
 multiplicity changes against a dict-of-dicts reference, through relocations, arena growth and
-re-spreads. Here with NumPy's array merge; the same file runs the device merge kernels under the
-CUDA simulator (tests/test_gpu_gamma_sim.py) and on the card (gpu/tests/test_gamma.py), where
-RowPMA merges with them by default."""
+re-spreads. Here with NumPy's array merge; the same checks run the device merge kernels under the
+CUDA simulator (tests/gpu_sim_pma_cases.py, where RowPMA merges with them by default) and on the
+card (gpu/tests/test_pma.py)."""
 
 import random
 
