@@ -273,6 +273,7 @@ class _Batch:
         self.touched = {}  # canonical pair -> (u, v) orientation
         self.replaced = {}  # simple graphs: pair -> (u, v, datum before, attrs after)
         self.pairs = None  # (insert rows, delete rows): a batch of plain (u, v) rows only
+        self.on_graph = False  # applied to the matcher's graph during the device search
 
     def apply_to(self, G):
         """Apply to a NetworkX graph (all items were validated against the before state)."""
@@ -291,6 +292,29 @@ class _Batch:
             G.add_edges_from(self.add_edges)
         else:
             G.add_edges_from((u, v, attrs) for u, v, _, attrs in self.add_edges)
+
+    def apply_undoable(self, G):
+        """Apply a batch of plain pairs (``pairs``: no node changes) to a plain ``nx.Graph`` /
+        ``nx.DiGraph`` and return what :meth:`undo` needs to take it back (the data of the
+        deleted edges)."""
+        succ = _succ(G)
+        gone = [succ[u][v] for u, v, _ in self.del_edges]
+        self._apply_plain(G)
+        return gone
+
+    def undo(self, G, gone):
+        """Take back :meth:`apply_undoable` (its return value ``gone``): ``G`` has the edges
+        and data dicts it had before (a restored edge comes last among its nodes' neighbours)."""
+        directed = G.is_directed()
+        succ = _succ(G)
+        pred = G._pred if directed else succ
+        for u, v, _, _ in self.add_edges:
+            del succ[u][v]
+            if directed or u != v:
+                del pred[v][u]
+        for (u, v, _), d in zip(self.del_edges, gone):
+            succ[u][v] = pred[v][u] = d
+        getattr(nx, "_clear_cache", lambda g: None)(G)
 
     def _apply_plain(self, G):
         """:meth:`apply_to` on a plain ``nx.Graph`` / ``nx.DiGraph`` through its adjacency dicts:
@@ -597,7 +621,8 @@ class IncrementalMatcher:
         if G1 is not None:
             self._G, self._g = G1, g1
         else:
-            batch.apply_to(self._G)
+            if not batch.on_graph:
+                batch.apply_to(self._G)
             self._g = None
         if self._count is not None:
             self._count += nums[0] - nums[1]
@@ -950,11 +975,24 @@ class IncrementalMatcher:
         if self._gamma is not None:
             from .engines.gpu.faults import device_errors
 
+            # a batch of plain pairs on a plain graph: the matcher's graph is brought up to date
+            # while the device searches, and taken back if the batch fails
+            done = []
+            hook = None
+            if batch.pairs is not None and type(self._G) in (nx.Graph, nx.DiGraph):
+                hook = lambda: done.append(batch.apply_undoable(self._G))  # noqa: E731
             try:
-                before, after = self._gamma.delta(self, batch, counts_only)
+                before, after = self._gamma.delta(self, batch, counts_only, hook)
+                batch.on_graph = bool(done)
                 return before, after, None, None
             except device_errors():
-                pass  # GAMMA dropped its device graph; the CPU path below finishes the batch
+                if done:
+                    batch.undo(self._G, done.pop())
+                # GAMMA dropped its device graph; the CPU path below finishes the batch
+            except BaseException:
+                if done:
+                    batch.undo(self._G, done.pop())
+                raise
         G0 = self._G
         # one group per unordered node pair: both orientations share one local region
         groups = {}

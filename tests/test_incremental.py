@@ -425,6 +425,37 @@ def test_plain_pair_batches_resolve_like_the_general_path(cls, monkeypatch):
     assert d.num_added == (1 if cls is nx.DiGraph else 2) and 9 in m.graph
 
 
+@pytest.mark.parametrize("cls", [nx.Graph, nx.DiGraph])
+def test_plain_pair_batches_apply_and_undo(cls):
+    """What GAMMA's matcher does while the device searches: a batch of plain pairs applied to
+    the plain graph equals NetworkX's calls, and taking it back restores every edge with its
+    very data dict (self-loops included)."""
+    rng = random.Random(11 + (cls is nx.DiGraph))
+    for case in range(60):
+        G = random_graph(rng, cls, rng.randint(2, 12), rng.randint(0, 30), labels=True)
+        m = IncrementalMatcher(G, nx.path_graph(2, create_using=cls), engine="cpu")
+        nodes = list(G)
+        dele = rng.sample(list(G.edges()), rng.randint(0, G.number_of_edges()))
+        free = [(u, v) for u in nodes for v in nodes if not G.has_edge(u, v)]
+        ins = rng.sample(free, rng.randint(0, min(len(free), 6)))
+        if not G.is_directed():
+            ins = list({frozenset(e): e for e in ins}.values())
+        b = m._pairs_batch(ins, dele)
+        assert b is not None, case
+        H = G.copy()
+        data = {e: H.edges[e] for e in H.edges}
+        gone = b.apply_undoable(H)
+        want = G.copy()
+        want.remove_edges_from(dele)
+        want.add_edges_from(ins)
+        assert snapshot(H) == snapshot(want), case
+        b.undo(H, gone)
+        assert snapshot(H) == snapshot(G), case
+        assert all(H.edges[e] is d for e, d in data.items()), case
+        pred = H._pred if H.is_directed() else H._adj
+        assert all(pred[v][u] is d for u, nb in H._adj.items() for v, d in nb.items())
+
+
 def test_apply_restores_the_garbage_collector():
     """apply holds Python's cyclic GC off during a batch and gives back the state it found,
     after a good batch, a rejected one, and when the caller had it off already."""

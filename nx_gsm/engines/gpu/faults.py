@@ -29,8 +29,9 @@ __all__ = ["SITES", "InjectedOutOfMemory", "InjectedLaunchError", "inject", "poi
 
 log = logging.getLogger("nx_gsm.gpu")
 
-#: where the engines allocate device memory or launch kernels
-SITES = ("graph_upload", "plan_upload", "bfs", "dfs_buffers", "output", "launch")
+#: where the engines allocate device memory, launch kernels or wait for them ("collect": GAMMA's
+#: wait for a search, which may come after the matcher updated its own graph)
+SITES = ("graph_upload", "plan_upload", "bfs", "dfs_buffers", "output", "launch", "collect")
 
 
 class InjectedOutOfMemory(MemoryError):

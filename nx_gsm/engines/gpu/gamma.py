@@ -364,6 +364,28 @@ class RowPMA:
         return self.maxlen
 
 
+class _Clock:
+    """A kernel's time: CUDA events around its launch (device time, read once it is done), or
+    the host's clock from launch to collection under the simulator."""
+
+    def __init__(self, xp):
+        self.xp, self.events = xp, None
+        self.t0 = time.perf_counter()
+        if xp is not np:
+            self.events = (xp.cuda.Event(), xp.cuda.Event())
+            self.events[0].record()
+
+    def stop(self):
+        if self.events is not None:
+            self.events[1].record()
+
+    def seconds(self):
+        if self.events is None:
+            return time.perf_counter() - self.t0
+        self.events[1].synchronize()
+        return self.xp.cuda.get_elapsed_time(*self.events) / 1e3
+
+
 def _on_host(a):
     """An int64 NumPy copy of ``a`` (a device array is read back)."""
     return np.asarray(a.get() if hasattr(a, "__cuda_array_interface__") else a, dtype=np.int64)
@@ -1382,7 +1404,7 @@ class GammaDelta:
             self.inn.add_rows(e)
 
     # -- one batch ------------------------------------------------------------------------
-    def delta(self, matcher, batch, counts_only=False):
+    def delta(self, matcher, batch, counts_only=False, during=None):
         """(matches of G_before, matches of G_after) that use an updated item, as tuples of G
         keys in the pattern's node order; the device graph moves to G_after on the way.
 
@@ -1393,17 +1415,22 @@ class GammaDelta:
         Every user callable runs before the device state changes, so an exception leaves the
         engine consistent with the matcher's (unchanged) graph. A device fault is re-raised after
         the device graph is dropped (the matcher's CPU path then finishes the batch).
+
+        ``during`` (no arguments) is called once while the after-side search runs on the device
+        (the asynchronous pipeline of GAMMA Sec. IV-A, on the host's side: the matcher brings its
+        own graph up to date there); with ``counts_only`` the before-side search also runs while
+        the host prepares the graph update.
         """
         self.last_stats = {}
         try:
             if self._stale:
                 self._load(matcher._G)
-            return self._delta(matcher, batch, counts_only)
+            return self._delta(matcher, batch, counts_only, during)
         except faults.device_errors() as exc:
             self._fault(exc)
             raise
 
-    def _delta(self, matcher, batch, counts_only):
+    def _delta(self, matcher, batch, counts_only, during=None):
         t_start = time.perf_counter()
         G0 = matcher._G
         directed = self.directed
@@ -1479,32 +1506,28 @@ class GammaDelta:
         nn = int(nn)
 
         before = self._run(self._seeds(cx, cy, m0, prank, gone, gone_rank), mk_d, mr_d, nn,
-                           cap)
+                           cap, which=0)
         t_upd = -time.perf_counter()
-        # ---- apply the batch to the device graph and the candidate table ----
+        # ---- apply the batch to the device graph and the candidate table; the host's part
+        # first, while the before-side search may still run (the device's part queues behind it)
         loop = cx == cy
         ex, ey, e1 = cx[~loop], cy[~loop], m1[~loop]
         e0, emk = m0[~loop], em_all[~loop]
         born = (e0 == 0) & (e1 > 0)
         died = (e0 > 0) & (e1 == 0)
-        faults.point("graph_upload")
+        dlt = born.astype(np.int64) - died
         if directed:
-            np.add.at(self.odeg, ex, born.astype(np.int64) - died)
-            np.add.at(self.ideg, ey, born.astype(np.int64) - died)
-            self.out.update(ex, ey, e1, emk, key=self._key(ey))
-            self.inn.update(ey, ex, e1, np.zeros_like(emk), key=self._key(ex))
+            np.add.at(self.odeg, ex, dlt)
+            np.add.at(self.ideg, ey, dlt)
         else:
-            dlt = born.astype(np.int64) - died
             np.add.at(self.odeg, ex, dlt)
             np.add.at(self.odeg, ey, dlt)
             self.ideg = self.odeg
-            dst = np.concatenate([ey, ex])
-            self.out.update(np.concatenate([ex, ey]), dst, np.concatenate([e1, e1]),
-                            np.concatenate([emk, emk]), key=self._key(dst))
         self.loopm[cx[loop]] = m1[loop]
         self.alive[newn] = -1
         self.alive[gone] = 0
         # recompute codes of the touched vertices only; upload the rows that changed
+        ids = np.zeros(0, dtype=np.int64)
         if touched_ids.size:
             ld = [None] * touched_ids.size
             if self.edge_match is not None:
@@ -1517,15 +1540,27 @@ class GammaDelta:
                               None if x in gone_set else _datum(G0, x, x))
             codes = self._codes(touched_ids, ld)
             diff = codes != self.ct_host[touched_ids]
-            if diff.any():
-                ids = touched_ids[diff]
-                self.ct_host[ids] = codes[diff]
-                self.ct[xp.asarray(ids)] = xp.asarray(codes[diff])
-                self.uploads += int(ids.size)
+            ids = touched_ids[diff]
+            self.ct_host[ids] = codes[diff]
+        faults.point("graph_upload")
+        if directed:
+            self.out.update(ex, ey, e1, emk, key=self._key(ey))
+            self.inn.update(ey, ex, e1, np.zeros_like(emk), key=self._key(ex))
+        else:
+            dst = np.concatenate([ey, ex])
+            self.out.update(np.concatenate([ex, ey]), dst, np.concatenate([e1, e1]),
+                            np.concatenate([emk, emk]), key=self._key(dst))
+        if ids.size:
+            self.ct[xp.asarray(ids)] = xp.asarray(self.ct_host[ids])
+            self.uploads += int(ids.size)
         t_upd += time.perf_counter()
-        after = self._run(self._seeds(cx, cy, m1, prank, newn, new_rank), mk_d, mr_d, nn, cap)
+        after = self._run(self._seeds(cx, cy, m1, prank, newn, new_rank), mk_d, mr_d, nn, cap,
+                          which=1)
+        if during is not None:
+            during()
+        before, after = before(), after()
         st = self.last_stats
-        st["update_s"] = t_upd  # graph + candidate-table update (between the two searches)
+        st["update_s"] = t_upd  # graph + candidate-table update (between the two launches)
         st["changed"] = int(cx.size)
         st["ct_rows"] = int(self.uploads - uploads0)
         st["total_s"] = time.perf_counter() - t_start
@@ -1572,12 +1607,17 @@ class GammaDelta:
         return [np.concatenate([g[c] for g in groups]) for c in range(5)], \
             np.concatenate(lists).astype(np.int32)
 
-    def _run(self, seeds, mk, mr, nn, cap=None):
+    def _run(self, seeds, mk, mr, nn, cap=None, which=0):
         """Run the delta kernel over the seed groups ``seeds`` (:meth:`_seeds`) on the device's
-        current graph; the matches as a set of key tuples (pattern node order), or their number
-        if ``cap`` is 0 (count only)."""
+        current graph. Returns a function of no arguments giving the matches as a set of key
+        tuples (pattern node order), or their number if ``cap`` is 0 (count only): a count is
+        launched and not waited for until that function is called (the kernel then overlaps the
+        host's next steps; anything queued on the device later runs after it), a set is
+        collected at once (a full output buffer relaunches the search on the same graph).
+        ``which`` (0 before, 1 after) keeps the two sides' control words apart."""
         if seeds is None:
-            return set() if cap is None else 0
+            empty = set() if cap is None else 0
+            return lambda: empty
         xp = self.xp
         (rank, tx, ty, toff, ntab), tlist = seeds
         # heaviest seeds first (a longest-processing-time order): the warps that draw the hub
@@ -1615,7 +1655,7 @@ class GammaDelta:
         nw = blocks * _WPB
         faults.point("dfs_buffers")
         cbuf = self._buffer("cbuf", (nw, max(k - 1, 1), cap), np.int32)
-        ctl = self._buffer("ctl", (3,), np.int64)
+        ctl = self._buffer(f"ctl{which}", (3,), np.int64)
         inn = self.inn if self.inn is not None else self.out
         a, arg = _kernel_array, self._arg
         faults.point("plan_upload")
@@ -1629,7 +1669,7 @@ class GammaDelta:
                  (("out", self.out, ("start", "length", "adj", "akey", "mult", "emask")),
                   ("in", inn, ("start", "length", "adj", "akey"))) for n in names]
         out_cap = 0 if count_only else self.out_capacity
-        t0 = time.perf_counter()
+        clocks = []
         while True:
             faults.point("output")
             if out_cap:
@@ -1642,6 +1682,7 @@ class GammaDelta:
             ctl[0].fill(0)
             _sim_reset()
             faults.point("launch")
+            clock = _Clock(xp)
             with _quiet():
                 _delta_kernel[blocks, _WPB * 32](
                     n_tasks, rank.size, *targs, arg("tab_wt", self.tab_wt), k, *tables,
@@ -1650,30 +1691,42 @@ class GammaDelta:
                     arg("tflag", self.tflag), arg("mk", mk), arg("mr", mr), nn, n_nodes,
                     int(self.edge_match is not None), self.mono, int(self.directed), cbuf[1],
                     out, out_tab, out_cap, ctl[1], int(self.steal))
+            clock.stop()
+            if count_only:
+                return lambda: self._collect(ctl, n_tasks, nw, [clock])
+            clocks.append(clock)
             total = int(ctl[0][1])  # (synchronises)
-            if total <= out_cap or count_only:
+            if total <= out_cap:
                 break
-            out_cap = total
+            out_cap = total  # relaunched with room for every row
             self.out_capacity = max(self.out_capacity, total)
+        self._collect(ctl, n_tasks, nw, clocks)
+        rows = _host(out_d[:total])
+        tabs = _host(tab_d[:total])
+        rows = self._unfold(rows, tabs)
+        keys = self.keys
+        if self.ident:  # node keys are the ids 0..n-1 (as read from an edge list)
+            found = set(map(tuple, rows.tolist()))
+        else:
+            found = {tuple([keys[v] for v in r]) for r in rows.tolist()}
+        return lambda: found
+
+    def _collect(self, ctl, n_tasks, nw, clocks):
+        """Wait for the delta kernel's last launch (``clocks``: every launch of this search);
+        its number of matches, with the stats noted."""
+        faults.point("collect")
+        total = int(ctl[0][1])  # (synchronises)
+        dt = sum(c.seconds() for c in clocks)
         st = self.last_stats
         st["tasks"] = st.get("tasks", 0) + int(n_tasks)
         st["matches"] = st.get("matches", 0) + total
         st["warps"] = nw
         st["steals"] = st.get("steals", 0) + int(ctl[0][2])
         st["pairs_searched"] = f"{len(self.rep_pairs)} of {len(self.pairs)}"
-        dt = time.perf_counter() - t0
         st["kernel_s"] = st.get("kernel_s", 0.0) + dt
         # (tasks, matches, seconds) per launch: the before-side search, then the after-side
         st.setdefault("launches", []).append((int(n_tasks), total, round(dt, 6)))
-        if count_only:
-            return total
-        rows = _host(out_d[:total])
-        tabs = _host(tab_d[:total])
-        rows = self._unfold(rows, tabs)
-        keys = self.keys
-        if self.ident:  # node keys are the ids 0..n-1 (as read from an edge list)
-            return set(map(tuple, rows.tolist()))
-        return {tuple([keys[v] for v in r]) for r in rows.tolist()}
+        return total
 
     def _arg(self, name, x):
         """``x`` (a host table or a device array) as a kernel argument, uploaded and wrapped
