@@ -251,6 +251,26 @@ def _datum_mult(d, multi):
     return 0 if d is None else len(d) if multi else 1
 
 
+def _edit_plain(G, remove, add, gone=(), new=()):
+    """Edit a plain ``nx.Graph`` / ``nx.DiGraph`` through its adjacency dicts, without NetworkX's
+    per-call checks (the edits were validated): delete the edges ``(u, v, ...)`` of ``remove``,
+    the nodes ``gone``, add the nodes ``(n, attrs)`` of ``new``, then set the edges
+    ``(u, v, datum)`` of ``add`` (one datum object for both entries of an edge, as given)."""
+    directed = G.is_directed()
+    succ = _succ(G)
+    pred = G._pred if directed else succ
+    for e in remove:
+        u, v = e[0], e[1]
+        del succ[u][v]
+        if directed or u != v:  # an undirected self-loop is one entry
+            del pred[v][u]
+    G.remove_nodes_from(gone)
+    G.add_nodes_from(new)
+    for u, v, d in add:
+        succ[u][v] = pred[v][u] = d
+    getattr(nx, "_clear_cache", lambda g: None)(G)  # NetworkX caches (3.3+)
+
+
 def _same(a, b):
     if a is b:
         return True
@@ -305,34 +325,15 @@ class _Batch:
     def undo(self, G, gone):
         """Take back :meth:`apply_undoable` (its return value ``gone``): ``G`` has the edges
         and data dicts it had before (a restored edge comes last among its nodes' neighbours)."""
-        directed = G.is_directed()
-        succ = _succ(G)
-        pred = G._pred if directed else succ
-        for u, v, _, _ in self.add_edges:
-            del succ[u][v]
-            if directed or u != v:
-                del pred[v][u]
-        for (u, v, _), d in zip(self.del_edges, gone):
-            succ[u][v] = pred[v][u] = d
-        getattr(nx, "_clear_cache", lambda g: None)(G)
+        _edit_plain(G, self.add_edges, [(u, v, d) for (u, v, _), d in zip(self.del_edges, gone)])
 
     def _apply_plain(self, G):
         """:meth:`apply_to` on a plain ``nx.Graph`` / ``nx.DiGraph`` through its adjacency dicts:
         what ``remove_edge`` / ``add_edges_from`` do for validated edges (each inserted edge
         is absent by then, so it gets a fresh attribute dict) without their per-edge call and
         cache clearing (a 10% batch on GitHub: 0.10 -> 0.04 s here)."""
-        directed = G.is_directed()
-        succ = _succ(G)
-        pred = G._pred if directed else succ
-        for u, v, _ in self.del_edges:
-            del succ[u][v]
-            if directed or u != v:  # an undirected self-loop is one entry
-                del pred[v][u]
-        G.remove_nodes_from(self.gone_nodes)
-        G.add_nodes_from(self.new_nodes.items())
-        for u, v, _, attrs in self.add_edges:
-            succ[u][v] = pred[v][u] = dict(attrs)
-        getattr(nx, "_clear_cache", lambda g: None)(G)  # NetworkX caches (3.3+)
+        _edit_plain(G, self.del_edges, [(u, v, dict(a)) for u, v, _, a in self.add_edges],
+                    self.gone_nodes, self.new_nodes.items())
 
     @property
     def empty(self):
@@ -985,14 +986,12 @@ class IncrementalMatcher:
                 before, after = self._gamma.delta(self, batch, counts_only, hook)
                 batch.on_graph = bool(done)
                 return before, after, None, None
-            except device_errors():
+            except BaseException as exc:
                 if done:
                     batch.undo(self._G, done.pop())
+                if not isinstance(exc, device_errors()):
+                    raise
                 # GAMMA dropped its device graph; the CPU path below finishes the batch
-            except BaseException:
-                if done:
-                    batch.undo(self._G, done.pop())
-                raise
         G0 = self._G
         # one group per unordered node pair: both orientations share one local region
         groups = {}

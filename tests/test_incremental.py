@@ -366,6 +366,17 @@ def test_plain_graph_batches_apply_like_networkx_calls(cls):
         assert sum(map(len, pred.values())) == sum(map(len, plain._adj.values()))  # none stale
 
 
+def plain_pairs(rng, G):
+    """A valid batch of plain pairs on ``G``: (insertions, deletions, every absent pair)."""
+    nodes = list(G)
+    dele = rng.sample(list(G.edges()), rng.randint(0, G.number_of_edges()))
+    free = [(u, v) for u in nodes for v in nodes if not G.has_edge(u, v)]
+    ins = rng.sample(free, rng.randint(0, min(len(free), 6)))
+    if not G.is_directed():  # one orientation per pair
+        ins = list({frozenset(e): e for e in ins}.values())
+    return ins, dele, free
+
+
 @pytest.mark.parametrize("cls", [nx.Graph, nx.DiGraph])
 def test_plain_pair_batches_resolve_like_the_general_path(cls, monkeypatch):
     """Batches of plain ``(u, v)`` rows between existing nodes (lists, tuples, int arrays; node
@@ -380,11 +391,7 @@ def test_plain_pair_batches_resolve_like_the_general_path(cls, monkeypatch):
             G = nx.relabel_nodes(G, {v: f"n{v}" for v in G})
         m = IncrementalMatcher(G, nx.path_graph(2, create_using=cls), engine="cpu")
         edges, nodes = list(G.edges()), list(G)
-        dele = rng.sample(edges, rng.randint(0, len(edges)))
-        free = [(u, v) for u in nodes for v in nodes if not G.has_edge(u, v)]
-        ins = rng.sample(free, rng.randint(0, min(len(free), 6)))
-        if not G.is_directed():  # one orientation per pair
-            ins = list({frozenset(e): e for e in ins}.values())
+        ins, dele, free = plain_pairs(rng, G)
         if rng.random() < 0.3:
             ins = tuple(ins)
         fast = m._pairs_batch(ins, dele)
@@ -434,12 +441,7 @@ def test_plain_pair_batches_apply_and_undo(cls):
     for case in range(60):
         G = random_graph(rng, cls, rng.randint(2, 12), rng.randint(0, 30), labels=True)
         m = IncrementalMatcher(G, nx.path_graph(2, create_using=cls), engine="cpu")
-        nodes = list(G)
-        dele = rng.sample(list(G.edges()), rng.randint(0, G.number_of_edges()))
-        free = [(u, v) for u in nodes for v in nodes if not G.has_edge(u, v)]
-        ins = rng.sample(free, rng.randint(0, min(len(free), 6)))
-        if not G.is_directed():
-            ins = list({frozenset(e): e for e in ins}.values())
+        ins, dele, _ = plain_pairs(rng, G)
         b = m._pairs_batch(ins, dele)
         assert b is not None, case
         H = G.copy()
