@@ -50,6 +50,7 @@ from itertools import chain
 import numpy as np
 from numba import cuda, int32, int64
 
+from ...incremental import _datum, _same
 from ...plan.planner import _depth_arrays
 from . import faults
 from .common import _ballot, _host, _kernel_array, _pause, _quiet, _sim_reset, _wsync
@@ -97,6 +98,35 @@ def _counts(ids, n, xp):
     return xp.bincount(ids, minlength=n).astype(np.int64)[:n]
 
 
+class _KernelArgs:
+    """Kernel arguments kept between launches, by name: wrapping a device array for Numba (or
+    uploading a host table) costs tens of microseconds per argument and launch, a good part of
+    a small batch's latency."""
+
+    def __init__(self, xp):
+        self.xp = xp
+        self._hits = {}
+
+    def wrap(self, name, x):
+        """``x`` (a host table or a device array) as a kernel argument, uploaded and wrapped
+        once while ``x`` is the same object. In-place changes to a device array are seen; a
+        replaced array (a grown PMA arena) is wrapped afresh."""
+        hit = self._hits.get(name)
+        if hit is None or hit[0] is not x:
+            hit = self._hits[name] = (x, _kernel_array(self.xp.asarray(x)))
+        return hit[1]
+
+    def buffer(self, name, shape, dtype):
+        """(device array, kernel argument): a work buffer of at least ``shape`` (contents
+        undefined; the kernels index it, never read its shape), grown when a launch needs more."""
+        hit = self._hits.get(name)
+        if hit is None or hit[0].dtype != dtype or len(hit[0].shape) != len(shape) or any(
+                have < want for have, want in zip(hit[0].shape, shape)):
+            x = self.xp.empty(shape, dtype=dtype)
+            hit = self._hits[name] = (x, _kernel_array(x))
+        return hit
+
+
 class RowPMA:
     """Sorted adjacency rows with gaps in one arena, updated in batches (GPMA, GAMMA Sec. V-C).
 
@@ -132,7 +162,7 @@ class RowPMA:
         # "kernel": batches merged by _pma_find/_pma_merge (the device's way: a few launches
         # instead of a sort of every touched row); "sort": array operations (NumPy without a GPU)
         self.merge = merge or ("kernel" if _SIM or xp is not np else "sort")
-        self._wrapped = {}
+        self._args = _KernelArgs(xp)
         # the kernel merge's host copies of every row's start, length and capacity
         self.hstart, self.hlength, self.hcap = (np.zeros(0, dtype=np.int64) for _ in range(3))
         self.n = 0
@@ -165,9 +195,10 @@ class RowPMA:
         self.length = xp.concatenate([self.length, xp.zeros(extra, dtype=np.int32)])
         self.cap = xp.concatenate([self.cap, xp.zeros(extra, dtype=np.int64)])
         self.n += extra
-        z = np.zeros(extra, dtype=np.int64)
-        self.hstart, self.hlength, self.hcap = (np.concatenate([h, z]) for h in
-                                                (self.hstart, self.hlength, self.hcap))
+        if self.merge == "kernel":
+            z = np.zeros(extra, dtype=np.int64)
+            self.hstart, self.hlength, self.hcap = (np.concatenate([h, z]) for h in
+                                                    (self.hstart, self.hlength, self.hcap))
 
     def _mirror(self):
         """Read the host copies of the rows' starts, lengths and capacities (the kernel merge
@@ -271,12 +302,8 @@ class RowPMA:
             self.rebuilds += 1
 
     def _arg(self, name):
-        """Member array ``name`` as a kernel argument, wrapped once per array object."""
-        x = getattr(self, name)
-        hit = self._wrapped.get(name)
-        if hit is None or hit[0] is not x:
-            hit = self._wrapped[name] = (x, _kernel_array(x))
-        return hit[1]
+        """Member array ``name`` as a kernel argument."""
+        return self._args.wrap(name, getattr(self, name))
 
     def _update_kernel(self, src, dst, mult, emask, key):
         """:meth:`update` by two kernels and host planning: the updates, deduplicated and sorted
@@ -301,12 +328,12 @@ class RowPMA:
         pk = xp.asarray(np.concatenate([rows, first, [u], uridx, key, dst, mult, emask]))
         rows_d, uoff = pk[:r], pk[r: 2 * r + 1]
         upd = pk[2 * r + 1:].reshape(5, u)
-        work = self._work_array("work", 4 * u).reshape(4, u)  # position, kind, ins/del before
+        work, work_a = self._args.buffer("work", (4, u), np.int64)  # place, kind, ins/del before
         a = _kernel_array
         _pma_find[-(-u // _MERGE_THREADS), _MERGE_THREADS](
             a(rows_d), a(upd), self._arg("start"), self._arg("length"), self._arg("akey"),
-            a(work))
-        kind = _host(work[1])
+            work_a)
+        kind = _host(work[1, :u])
         old = self.hlength[rows]
         dlen = np.bincount(uridx, weights=(kind == 1).astype(np.int64) - (kind == 2),
                            minlength=r).astype(np.int64)
@@ -325,23 +352,15 @@ class RowPMA:
         soff = np.cumsum(old) - old  # the rows' places in the scratch copy
         held = int(old.sum())
         per_row = xp.asarray(np.concatenate([start, newlen, cap, soff]).reshape(4, r))
-        scratch = self._work_array("scratch", 4 * max(1, held)).reshape(4, -1)
-        _pma_merge[r, _MERGE_THREADS](a(rows_d), a(uoff), a(upd), a(work), a(per_row),
+        scratch = self._args.buffer("scratch", (4, max(1, held)), np.int64)[1]
+        _pma_merge[r, _MERGE_THREADS](a(rows_d), a(uoff), a(upd), work_a, a(per_row),
                                       self._arg("start"), self._arg("length"), self._arg("cap"),
                                       self._arg("adj"), self._arg("mult"), self._arg("emask"),
-                                      self._arg("akey"), a(scratch))
+                                      self._arg("akey"), scratch)
         self.hstart[rows], self.hlength[rows], self.hcap[rows] = start, newlen, cap
         self.live += int(dlen.sum())
         self.maxlen = max(self.maxlen, int(newlen.max()))
         self._respread(self.live)
-
-    def _work_array(self, name, size):
-        """A device work array of at least ``size`` int64 (contents undefined), kept."""
-        x = getattr(self, "_buf_" + name, None)
-        if x is None or x.size < size:
-            x = self.xp.empty(max(size, 2 * (0 if x is None else x.size)), dtype=np.int64)
-            setattr(self, "_buf_" + name, x)
-        return x[:size]
 
     def _grow_arena(self, need):
         xp = self.xp
@@ -1008,8 +1027,6 @@ def _delta_kernel(n_tasks, n_groups, g_first, g_rank, g_x, g_y, g_toff, g_parts,
 def _data_classes(k, entries, loopdata):
     """(k x k class of each pattern edge's datum, -1 where none; class of each node's loop
     datum): equal data, by ``==``, share a class."""
-    from ...incremental import _same
-
     reps = []
 
     def cls(d):
@@ -1023,11 +1040,6 @@ def _data_classes(k, entries, loopdata):
     for a, b, d in entries:
         ec[a, b] = cls(d)
     return ec, np.array([cls(d) for d in loopdata], dtype=np.int64)
-
-
-def _datum(G, u, v):
-    nb = (G._succ if G.is_directed() else G._adj).get(u)
-    return None if nb is None else nb.get(v)
 
 
 class GammaDelta:
@@ -1091,7 +1103,7 @@ class GammaDelta:
         self.node_match = matcher.node_match
         self.edge_match = matcher.edge_match
         self.last_stats = {}
-        self._dargs = {}  # kernel arguments kept between launches (see _arg)
+        self._args = None  # kernel arguments kept between launches (_load)
         self._pattern(matcher)
         self._stale = True
         try:
@@ -1321,6 +1333,7 @@ class GammaDelta:
     # -- initial load ---------------------------------------------------------------------
     def _load(self, G):
         xp = self.xp
+        self._args = _KernelArgs(xp)
         faults.point("graph_upload")
         keys = list(G)
         self.keys = keys
@@ -1372,7 +1385,7 @@ class GammaDelta:
         batch reloads it from the matcher's graph, and note the fault."""
         self._stale = True
         self.out = self.inn = self.ct = self.tflag = None
-        self._dargs = {}
+        self._args = None
         faults.release_device_memory()
         what = f"{type(exc).__name__}: {exc}"
         self.last_stats["faults"] = [what]
@@ -1654,10 +1667,10 @@ class GammaDelta:
             blocks = max(1, -(-warps // _WPB))
         nw = blocks * _WPB
         faults.point("dfs_buffers")
-        cbuf = self._buffer("cbuf", (nw, max(k - 1, 1), cap), np.int32)
-        ctl = self._buffer(f"ctl{which}", (3,), np.int64)
+        cbuf = self._args.buffer("cbuf", (nw, max(k - 1, 1), cap), np.int32)
+        ctl = self._args.buffer(f"ctl{which}", (3,), np.int64)
         inn = self.inn if self.inn is not None else self.out
-        a, arg = _kernel_array, self._arg
+        a, arg = _kernel_array, self._args.wrap
         faults.point("plan_upload")
         targs = [a(xp.asarray(x.astype(dt))) for x, dt in
                  ((first, np.int64), (rank, np.int64), (tx, np.int32), (ty, np.int32),
@@ -1677,8 +1690,8 @@ class GammaDelta:
                 tab_d = xp.zeros(out_cap, dtype=np.int32)
                 out, out_tab = a(out_d), a(tab_d)
             else:  # counting: the kernel writes no rows
-                out = self._buffer("out0", (1, k), np.int32)[1]
-                out_tab = self._buffer("out_tab0", (1,), np.int32)[1]
+                out = self._args.buffer("out0", (1, k), np.int32)[1]
+                out_tab = self._args.buffer("out_tab0", (1,), np.int32)[1]
             ctl[0].fill(0)
             _sim_reset()
             faults.point("launch")
@@ -1695,12 +1708,13 @@ class GammaDelta:
             if count_only:
                 return lambda: self._collect(ctl, n_tasks, nw, [clock])
             clocks.append(clock)
-            total = int(ctl[0][1])  # (synchronises)
+            c = _host(ctl[0])  # (synchronises)
+            total = int(c[1])
             if total <= out_cap:
                 break
             out_cap = total  # relaunched with room for every row
             self.out_capacity = max(self.out_capacity, total)
-        self._collect(ctl, n_tasks, nw, clocks)
+        self._collect(ctl, n_tasks, nw, clocks, c)
         rows = _host(out_d[:total])
         tabs = _host(tab_d[:total])
         rows = self._unfold(rows, tabs)
@@ -1711,42 +1725,25 @@ class GammaDelta:
             found = {tuple([keys[v] for v in r]) for r in rows.tolist()}
         return lambda: found
 
-    def _collect(self, ctl, n_tasks, nw, clocks):
+    def _collect(self, ctl, n_tasks, nw, clocks, c=None):
         """Wait for the delta kernel's last launch (``clocks``: every launch of this search);
-        its number of matches, with the stats noted."""
+        its number of matches, with the stats noted. ``c``: the control word, if already read
+        (one read per search)."""
         faults.point("collect")
-        total = int(ctl[0][1])  # (synchronises)
+        if c is None:
+            c = _host(ctl[0])  # (synchronises)
+        total = int(c[1])
         dt = sum(c.seconds() for c in clocks)
         st = self.last_stats
         st["tasks"] = st.get("tasks", 0) + int(n_tasks)
         st["matches"] = st.get("matches", 0) + total
         st["warps"] = nw
-        st["steals"] = st.get("steals", 0) + int(ctl[0][2])
+        st["steals"] = st.get("steals", 0) + int(c[2])
         st["pairs_searched"] = f"{len(self.rep_pairs)} of {len(self.pairs)}"
         st["kernel_s"] = st.get("kernel_s", 0.0) + dt
         # (tasks, matches, seconds) per launch: the before-side search, then the after-side
         st.setdefault("launches", []).append((int(n_tasks), total, round(dt, 6)))
         return total
-
-    def _arg(self, name, x):
-        """``x`` (a host table or a device array) as a kernel argument, uploaded and wrapped
-        once while ``x`` is the same object: an upload or a wrap costs tens of microseconds per
-        argument and launch, a good part of a small batch's latency. In-place changes to a
-        device array are seen; a replaced array (a grown PMA arena) is wrapped afresh."""
-        hit = self._dargs.get(name)
-        if hit is None or hit[0] is not x:
-            hit = self._dargs[name] = (x, _kernel_array(self.xp.asarray(x)))
-        return hit[1]
-
-    def _buffer(self, name, shape, dtype):
-        """(device array, kernel argument): a work buffer of at least ``shape`` kept between
-        launches (contents undefined; the kernels index it, never read its shape)."""
-        hit = self._dargs.get(name)
-        if hit is None or len(hit[0].shape) != len(shape) or any(
-                have < want for have, want in zip(hit[0].shape, shape)):
-            x = self.xp.empty(shape, dtype=dtype)
-            hit = self._dargs[name] = (x, _kernel_array(x))
-        return hit
 
     def _unfold(self, rows, tabs):
         """The rows searched from an orbit's representative pattern pair, plus their images
