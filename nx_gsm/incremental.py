@@ -119,15 +119,7 @@ def _frame_rows(df, what, source, target, edge_key, edge_attr):
         if c is not None and c not in cols:
             raise BatchError(f"{what}: the DataFrame has no {role} column {c!r} (columns: {cols})")
     used = {source, target} | ({edge_key} if edge_key is not None else set())
-    if edge_attr is True:
-        attr_cols = [c for c in cols if c not in used]
-    elif edge_attr is None or edge_attr is False:
-        attr_cols = []
-    else:
-        attr_cols = [edge_attr] if isinstance(edge_attr, (str, int)) else list(edge_attr)
-        for c in attr_cols:
-            if c not in cols:
-                raise BatchError(f"{what}: the DataFrame has no attribute column {c!r}")
+    attr_cols = _attr_columns(what, cols, used, edge_attr, "edge")
     src = df[source].tolist()
     dst = df[target].tolist()
     keys = df[edge_key].tolist() if edge_key is not None else [_NOKEY] * len(src)
@@ -136,6 +128,35 @@ def _frame_rows(df, what, source, target, edge_key, edge_attr):
     for i in range(len(src)):
         rows.append((src[i], dst[i], keys[i], {c: v[i] for c, v in zip(attr_cols, vals)}))
     return rows
+
+
+def _attr_columns(what, cols, used, attr, kind):
+    """The attribute columns of a frame: ``attr`` True = every column not in ``used``, None or
+    False = none, else a name or a list of names (each must exist)."""
+    if attr is True:
+        return [c for c in cols if c not in used]
+    if attr is None or attr is False:
+        return []
+    names = [attr] if isinstance(attr, (str, int)) else list(attr)
+    for c in names:
+        if c not in cols:
+            raise BatchError(f"{what}: the DataFrame has no {kind} attribute column {c!r}")
+    return names
+
+
+def _node_frame(df, what, node_key, node_attr):
+    """``[(n, attrs), ...]`` from a node DataFrame (``node_key`` column, attribute columns), or
+    the keys alone for ``delete_nodes``."""
+    cols = list(df.columns)
+    if node_key not in cols:
+        raise BatchError(f"{what}: the DataFrame has no node column {node_key!r} (columns: "
+                         f"{cols}); name it with node_key=")
+    keys = df[node_key].tolist()
+    if what == "delete_nodes":
+        return keys
+    attr_cols = _attr_columns(what, cols, {node_key}, node_attr, "node")
+    vals = [df[c].tolist() for c in attr_cols]
+    return [(n, {c: v[i] for c, v in zip(attr_cols, vals)}) for i, n in enumerate(keys)]
 
 
 def _check_node(n, where):
@@ -553,7 +574,7 @@ class IncrementalMatcher:
 
     def apply(self, insert=None, delete=None, nodes=None, delete_nodes=None, *,
               source="source", target="target", edge_key=None, edge_attr=True,
-              counts_only=False):
+              node_key="node", node_attr=True, counts_only=False):
         """Apply one batch atomically and return its net change as a :class:`BatchResult`.
 
         Parameters
@@ -567,12 +588,15 @@ class IncrementalMatcher:
             a name or list of names), as :func:`networkx.from_pandas_edgelist`; a cudf DataFrame
             (anything with ``to_pandas()``) is converted first. Attributes of deleted edges are
             ignored.
-        nodes : iterable, optional
-            New nodes: ``n`` or ``(n, attrs)``. Adding an existing node is an error. Endpoints of
-            inserted edges that are not in the graph are created with no attributes, unless
-            ``node_match`` is set, in which case they must be given here.
-        delete_nodes : iterable, optional
-            Nodes to delete with all their edges.
+        nodes : iterable or DataFrame, optional
+            New nodes: ``n`` or ``(n, attrs)``, or a pandas/cudf DataFrame with a ``node_key``
+            column and attribute columns (``node_attr``, read as ``edge_attr``). Adding an
+            existing node is an error. Endpoints of inserted edges that are not in the graph are
+            created with no attributes, unless ``node_match`` is set, in which case they must be
+            given here.
+        delete_nodes : iterable or DataFrame, optional
+            Nodes to delete with all their edges (a list, array or Series of keys, or a
+            DataFrame's ``node_key`` column).
         counts_only : bool
             Return only ``num_added`` / ``num_removed`` (``added`` and ``removed`` are None). The
             GPU engine then counts on the device without building the mappings when no match can
@@ -594,13 +618,12 @@ class IncrementalMatcher:
         item, and leaves the matcher (and, with ``sync=True``, ``G``) unchanged.
         """
         with _gc_paused():
-            return self._apply(insert, delete, nodes, delete_nodes, source, target, edge_key,
-                               edge_attr, counts_only)
+            return self._apply(insert, delete, nodes, delete_nodes,
+                               (source, target, edge_key, edge_attr, node_key, node_attr),
+                               counts_only)
 
-    def _apply(self, insert, delete, nodes, delete_nodes, source, target, edge_key, edge_attr,
-               counts_only):
-        batch = self._normalise(insert, delete, nodes, delete_nodes, source, target, edge_key,
-                                edge_attr)
+    def _apply(self, insert, delete, nodes, delete_nodes, cols, counts_only):
+        batch = self._normalise(insert, delete, nodes, delete_nodes, *cols)
         if batch.empty:
             return BatchResult(None, None, self._count, (0, 0)) if counts_only else \
                 BatchResult([], [], self._count)
@@ -635,8 +658,8 @@ class IncrementalMatcher:
     def _pair(self, u, v):
         return (u, v) if self._directed else frozenset((u, v))
 
-    def _normalise(self, insert, delete, nodes, delete_nodes, source, target, edge_key,
-                   edge_attr):
+    def _normalise(self, insert, delete, nodes, delete_nodes, source="source", target="target",
+                   edge_key=None, edge_attr=True, node_key="node", node_attr=True):
         if not self._multi and nodes is None and delete_nodes is None:
             b = self._pairs_batch(insert, delete)
             if b is not None:
@@ -651,12 +674,11 @@ class IncrementalMatcher:
         def node_list(what, arg):
             if arg is not None and not _is_frame(arg) and callable(getattr(arg, "to_pandas",
                                                                            None)):
-                arg = arg.to_pandas()  # e.g. a cudf Series of node keys
+                arg = arg.to_pandas()  # a cudf DataFrame or Series of node keys
             if _is_frame(arg):
-                raise BatchError(f"{what}: DataFrames are not supported here; pass a list of "
-                                 f"nodes or (node, attrs) pairs")
-            if isinstance(arg, np.ndarray):
-                arg = arg.tolist()
+                return _node_frame(arg, what, node_key, node_attr)
+            if isinstance(arg, np.ndarray) or type(arg).__module__.split(".")[0] == "pandas":
+                arg = arg.tolist()  # a Series or Index: Python scalars, as from a frame
             return arg
 
         nodes = node_list("nodes", nodes)

@@ -762,7 +762,7 @@ def test_dataframes_pandas_and_cudf():
     assert m.graph[2][0] == {}
     with pytest.raises(BatchError, match=r"no source column 'source'"):
         m.apply(insert=df)
-    with pytest.raises(BatchError, match=r"no attribute column 'nope'"):
+    with pytest.raises(BatchError, match=r"no edge attribute column 'nope'"):
         m.apply(insert=df, source="from", target="to", edge_attr=["nope"])
 
 
@@ -862,10 +862,53 @@ def test_other_row_containers():
     assert m.graph.has_edge(2, 3) and not m.graph.has_edge(0, 1)
     assert all(type(v) is int for v in m.graph)  # NumPy scalars became Python ints
     assert d.num_added == 4 and d.num_removed == 2
-    with pytest.raises(BatchError, match="nodes: DataFrames are not supported"):
-        m.apply(nodes=pd.DataFrame({"node": [7]}))
     d = m.apply(delete_nodes=FakeCudf(pd.Series([3])))  # a cudf Series goes through to_pandas
     assert 3 not in m.graph and d.num_removed == 2
+
+
+def test_node_frames():
+    """``nodes=`` takes a node DataFrame (``node_key`` column, ``node_attr`` columns) and
+    ``delete_nodes=`` a Series or a frame's node column; pandas, cudf-like and Arrow inputs."""
+    nm = iso.categorical_node_match("l", None)
+    H = nx.Graph([("a", "b")])
+    H.nodes["a"]["l"], H.nodes["b"]["l"] = 1, 2
+    G = nx.Graph()
+    G.add_node(0, l=1)
+    wrappers = [lambda x: x, FakeCudf]
+    try:
+        import pyarrow as pa
+
+        wrappers.append(lambda x: pa.Table.from_pandas(x, preserve_index=False))
+    except ImportError:
+        pass
+    for wrap in wrappers:
+        m = IncrementalMatcher(G, H, node_match=nm)
+        nodes = pd.DataFrame({"node": [5, 6], "l": [2, 1], "junk": ["x", "y"]})
+        d = m.apply(insert=[(0, 5), (5, 6)], nodes=wrap(nodes), node_attr="l")
+        assert _set(d.added) == {frozenset({(0, "a"), (5, "b")}), frozenset({(6, "a"), (5, "b")})}
+        assert m.graph.nodes[5] == {"l": 2} and type(next(iter(m.graph.nodes[6].values()))) \
+            is int  # Python scalars, as from an edge frame
+        d = m.apply(delete_nodes=wrap(pd.DataFrame({"node": [6], "l": [0]})))
+        assert _set(d.removed) == {frozenset({(6, "a"), (5, "b")})} and 6 not in m.graph
+    # every other column by default; node_key= names the column; None: no attributes
+    m = IncrementalMatcher(G, nx.Graph([("a", "b")]))
+    m.apply(nodes=pd.DataFrame({"id": [7], "l": [3], "w": [1.5]}), node_key="id")
+    assert m.graph.nodes[7] == {"l": 3, "w": 1.5}
+    m.apply(nodes=pd.DataFrame({"id": [8], "l": [3]}), node_key="id", node_attr=None)
+    assert m.graph.nodes[8] == {}
+    m.apply(delete_nodes=pd.Index([7, 8]))
+    assert 7 not in m.graph and 8 not in m.graph
+    before = nx.to_dict_of_dicts(m.graph), dict(m.graph.nodes(data=True))
+    for kw, msg in ((dict(nodes=pd.DataFrame({"n": [9]})), r"nodes: the DataFrame has no node "
+                     r"column 'node' \(columns: \['n'\]\); name it with node_key="),
+                    (dict(nodes=pd.DataFrame({"node": [9]}), node_attr=["l"]),
+                     r"nodes: the DataFrame has no node attribute column 'l'"),
+                    (dict(nodes=pd.DataFrame({"node": [0]})), r"nodes\[0\]: node 0 already exists"),
+                    (dict(delete_nodes=pd.DataFrame({"node": [9]})),
+                     r"delete_nodes\[0\]: node 9 is not in the graph")):
+        with pytest.raises(BatchError, match=msg):
+            m.apply(**kw)
+    assert (nx.to_dict_of_dicts(m.graph), dict(m.graph.nodes(data=True))) == before
 
 
 def test_incremental_benchmark_variants_side_by_side(monkeypatch):
