@@ -762,7 +762,8 @@ def _delta_kernel(n_tasks, n_groups, g_first, g_rank, g_x, g_y, g_toff, g_parts,
     warp's level buffer ``cbuf``), depth-first over the levels. ``ctl[0]`` hands out tasks,
     ``ctl[1]`` counts matches (rows past ``out_cap`` are counted, not written; with
     ``out_cap == 0`` each match counts ``tab_wt`` of its order table: the size of its pattern
-    pair's automorphism orbit, Sec. V-B), ``ctl[2]`` counts steals.
+    pair's automorphism orbit, Sec. V-B, and each warp adds its count once, when it stops),
+    ``ctl[2]`` counts steals.
 
     Work stealing (Sec. V-A, ``steal != 0``): each warp's level pointers ``S_p``/``S_end``, its
     partial match ``S_m`` and task ``S_task`` sit in shared memory behind a per-warp lock; once
@@ -802,6 +803,9 @@ def _delta_kernel(n_tasks, n_groups, g_first, g_rank, g_x, g_y, g_toff, g_parts,
     ns_back = 64
     part = 0
     parts = 1
+    # counting (out_cap == 0): the warp's matches, added to ctl[1] once when it stops -- an
+    # atomic per warp round on one address serialised the warps of a large count
+    acc = int64(0)
     while True:
         t = n_tasks
         if not drained:
@@ -836,11 +840,10 @@ def _delta_kernel(n_tasks, n_groups, g_first, g_rank, g_x, g_y, g_toff, g_parts,
             if not ok:
                 continue
             if ns == k:
-                if lane == 0:
-                    w1 = 1
-                    if out_cap == 0:
-                        w1 = tab_wt[tab]
-                    _emit(out, out_tab, cuda.atomic.add(ctl, 1, w1), m, k - 1, bo, tab,
+                if out_cap == 0:
+                    acc += tab_wt[tab]
+                elif lane == 0:
+                    _emit(out, out_tab, cuda.atomic.add(ctl, 1, 1), m, k - 1, bo, tab,
                           order_t, out_cap)
                 continue
             if lane == 0:  # the prefix thieves copy (no level of this warp is stealable yet)
@@ -998,7 +1001,9 @@ def _delta_kernel(n_tasks, n_groups, g_first, g_rank, g_x, g_y, g_toff, g_parts,
                 if c == 0:
                     continue
                 pos = cuda.popc(mask & below)
-                if d == k - 1:
+                if d == k - 1 and out_cap == 0:
+                    acc += c * wt
+                elif d == k - 1:
                     if lane == 0:
                         B[wib, 0] = cuda.atomic.add(ctl, 1, c * wt)
                     _wsync()
@@ -1019,6 +1024,8 @@ def _delta_kernel(n_tasks, n_groups, g_first, g_rank, g_x, g_y, g_toff, g_parts,
                     S_end[wib, d] = total
                     _unlock(S_lock, wib, steal)
             _wsync()
+    if lane == 0 and acc > 0:
+        cuda.atomic.add(ctl, 1, acc)
 
 
 # ---------------------------------------------------------------------------------------------
