@@ -577,10 +577,11 @@ def _span(rstart, rlen, akey, x, narrow, klo, khi):
 
 
 @cuda.jit(device=True)
-def _rank(mkeys, mranks, key):
-    """Rank of the updated item ``key`` (binary search), or a huge value if it is not one."""
-    lo = 0
-    hi = mkeys.size
+def _rank(mkeys, mranks, key, tr):
+    """Rank of the updated item ``key`` = ``a * nn + b``, or a huge value if it is not one:
+    a binary search in ``a``'s run of the sorted keys, ``tr = trange[a]`` (see :func:`_ok`)."""
+    lo = (tr >> 32) - 1
+    hi = tr & 0xFFFFFFFF
     while lo < hi:
         mid = (lo + hi) >> 1
         t = mkeys[mid]
@@ -595,14 +596,18 @@ def _rank(mkeys, mranks, key):
 
 @cuda.jit(device=True)
 def _ok(d, v, m, rank, bo, bc, order_t, chk_ptr, chk_j, chk_out, chk_in, chk_peo, chk_pei,
-        loop_used, ct, rstart, rlen, akey, amult, aemask, vcls, tflag, mkeys, mranks, nn, has_el,
+        loop_used, ct, rstart, rlen, akey, amult, aemask, vcls, trange, mkeys, mranks, nn, has_el,
         mono, directed, jd, ed):
     """GAMMA's candidate test (Alg. 1 GenCandidates with the digest's fixes) for ``v`` at depth
     ``d``: candidate-table bit, injectivity, the plan's multiplicity and edge-label checks against
     earlier depths (as ``common._feasible``), then the smallest-updated-item rule (A2.6).
 
     ``v`` drawn from the out-row of ``m[jd]`` at position ``ed`` (``jd`` -1: not so) has its
-    entry there: that check reads it instead of searching the row again."""
+    entry there: that check reads it instead of searching the row again.
+
+    ``trange[a]`` is 0 for a vertex no updated item touches, else ``(lo + 1) << 32 | hi``: the
+    updated items' keys ``a * nn + b`` are ``mkeys[lo:hi]``, so a rank lookup searches a
+    vertex's few keys, not all of them."""
     u = order_t[bo + d]
     if (ct[v] >> u) & 1 == 0:
         return False
@@ -611,13 +616,12 @@ def _ok(d, v, m, rank, bo, bc, order_t, chk_ptr, chk_j, chk_out, chk_in, chk_peo
             return False
     c0 = chk_ptr[bc + d]
     c1 = chk_ptr[bc + d + 1]
-    kv = (int64(vcls[v]) << 32) | v
     for c in range(c0, c1):
         x = m[chk_j[c]]
         if chk_j[c] == jd:
             e = ed
-        else:
-            e = _dfind(rstart, rlen, akey, x, kv)
+        else:  # (v's class is read only here: a tree's candidates never need it)
+            e = _dfind(rstart, rlen, akey, x, (int64(vcls[v]) << 32) | v)
         have = 0
         if e >= 0:
             have = amult[e]
@@ -646,21 +650,23 @@ def _ok(d, v, m, rank, bo, bc, order_t, chk_ptr, chk_j, chk_out, chk_in, chk_peo
                     return False
     # each match once, from its smallest updated item: reject v if a pair, loop or node this
     # depth newly constrains is an updated item ranked before the task's own
-    if tflag[v] == 0:
+    tv = trange[v]
+    if tv == 0:
         return True
     vv = int64(v)
-    if loop_used[u] != 0 and _rank(mkeys, mranks, vv * nn + vv) < rank:
+    if loop_used[u] != 0 and _rank(mkeys, mranks, vv * nn + vv, tv) < rank:
         return False
-    if _rank(mkeys, mranks, vv * nn + nn - 1) < rank:
+    if _rank(mkeys, mranks, vv * nn + nn - 1, tv) < rank:
         return False
     for c in range(c0, c1):
         x = int64(m[chk_j[c]])
-        if tflag[x] == 0:
+        tx = trange[x]
+        if tx == 0:
             continue
-        if (mono == 0 or chk_out[c] > 0) and _rank(mkeys, mranks, x * nn + vv) < rank:
+        if (mono == 0 or chk_out[c] > 0) and _rank(mkeys, mranks, x * nn + vv, tx) < rank:
             return False
         if directed != 0 and (mono == 0 or chk_in[c] > 0):
-            if _rank(mkeys, mranks, vv * nn + x) < rank:
+            if _rank(mkeys, mranks, vv * nn + x, tv) < rank:
                 return False
     return True
 
@@ -754,7 +760,7 @@ def _delta_kernel(n_tasks, n_groups, g_first, g_rank, g_x, g_y, g_toff, g_parts,
                   order_t, chk_ptr, chk_j, chk_out, chk_in, chk_peo, chk_pei, drv_ptr, drv_j,
                   drv_dir, loop_used, ct,
                   rstart, rlen, adj, akey, amult, aemask, irstart, irlen, iadj, iakey, vcls, ukey,
-                  narrow_row, tflag, mkeys, mranks,
+                  narrow_row, trange, mkeys, mranks,
                   nn, n_nodes, has_el, mono, directed, cbuf, out, out_tab, out_cap, ctl, steal):
     """GAMMA Alg. 1 (WBM) with the digest's corrections: one warp per task (an updated item
     seeded onto a pattern pair, loop or isolated node), warp-cooperative candidate generation
@@ -828,13 +834,13 @@ def _delta_kernel(n_tasks, n_groups, g_first, g_rank, g_x, g_y, g_toff, g_parts,
             bc = tab * (k + 1)
             ok = _ok(0, g_x[g], m, rank, bo, bc, order_t, chk_ptr, chk_j, chk_out, chk_in,
                      chk_peo, chk_pei, loop_used, ct, rstart, rlen, akey, amult, aemask, vcls,
-                     tflag, mkeys, mranks, nn, has_el, mono, directed, -1, -1)
+                     trange, mkeys, mranks, nn, has_el, mono, directed, -1, -1)
             m[0] = g_x[g]
             ns = 1
             if ok and g_y[g] >= 0:
                 ok = _ok(1, g_y[g], m, rank, bo, bc, order_t, chk_ptr, chk_j, chk_out, chk_in,
                          chk_peo, chk_pei, loop_used, ct, rstart, rlen, akey, amult, aemask,
-                         vcls, tflag, mkeys, mranks, nn, has_el, mono, directed, -1, -1)
+                         vcls, trange, mkeys, mranks, nn, has_el, mono, directed, -1, -1)
                 m[1] = g_y[g]
                 ns = 2
             if not ok:
@@ -994,7 +1000,7 @@ def _delta_kernel(n_tasks, n_groups, g_first, g_rank, g_x, g_y, g_toff, g_parts,
                         v = iadj[lo + i]
                     good = _ok(d, v, m, rank, bo, bc, order_t, chk_ptr, chk_j, chk_out, chk_in,
                                chk_peo, chk_pei, loop_used, ct, rstart, rlen, akey, amult, aemask,
-                               vcls, tflag, mkeys, mranks, nn, has_el, mono, directed, jd,
+                               vcls, trange, mkeys, mranks, nn, has_el, mono, directed, jd,
                                lo + i)
                 mask = _ballot(good)
                 c = cuda.popc(mask)
@@ -1383,7 +1389,7 @@ class GammaDelta:
         ct = self._codes(np.arange(n), loopdata)
         self.ct_host = ct
         self.ct = xp.asarray(ct)
-        self.tflag = xp.zeros(n, dtype=np.int8)
+        self.trange = xp.zeros(n, dtype=np.int64)
         self.uploads = 0
         self._stale = False
 
@@ -1391,7 +1397,7 @@ class GammaDelta:
         """After a device fault: drop the device graph (it may be half-updated) so that the next
         batch reloads it from the matcher's graph, and note the fault."""
         self._stale = True
-        self.out = self.inn = self.ct = self.tflag = None
+        self.out = self.inn = self.ct = self.trange = None
         self._args = None
         faults.release_device_memory()
         what = f"{type(exc).__name__}: {exc}"
@@ -1418,7 +1424,7 @@ class GammaDelta:
         self.nbits = np.concatenate([self.nbits, z])
         self.ct_host = np.concatenate([self.ct_host, z])
         self.ct = xp.concatenate([self.ct, xp.zeros(e, dtype=np.int64)])
-        self.tflag = xp.concatenate([self.tflag, xp.zeros(e, dtype=np.int8)])
+        self.trange = xp.concatenate([self.trange, xp.zeros(e, dtype=np.int64)])
         self.out.add_rows(e)
         if self.inn is not None:
             self.inn.add_rows(e)
@@ -1510,18 +1516,22 @@ class GammaDelta:
         # a match using an updated item is then invalid on the other side: the sets are disjoint
         disjoint = bool(np.all(m0 != m1) if self.mono == 0 else np.all((m0 > 0) != (m1 > 0)))
         cap = 0 if counts_only and disjoint else None
-        tf = np.zeros(len(self.keys), dtype=np.int8)
-        tf[cx], tf[cy] = 1, 1
+        # each vertex an updated item touches: its run of keys in mk (see _ok)
+        tf = np.zeros(len(self.keys), dtype=bool)
+        tf[cx], tf[cy] = True, True
         if use_nodes:
-            tf[gone], tf[newn] = 1, 1
+            tf[gone], tf[newn] = True, True
+        t_ids = np.flatnonzero(tf)
+        t_lo = np.searchsorted(mk, t_ids * nn)
+        t_hi = np.searchsorted(mk, (t_ids + 1) * nn)
         xp = self.xp
-        self.tflag[:] = 0
+        self.trange[:] = 0
+        if t_ids.size:
+            self.trange[xp.asarray(t_ids)] = xp.asarray(((t_lo + 1) << 32) | t_hi)
         mark = np.zeros(len(self.keys), dtype=bool)
         for ids in (cx, cy, gone, newn):
             mark[ids] = True
         touched_ids = np.flatnonzero(mark)
-        if touched_ids.size:
-            self.tflag[xp.asarray(touched_ids)] = xp.asarray(tf[touched_ids])
         mk_d, mr_d = xp.asarray(mk), xp.asarray(mr)
         nn = int(nn)
 
@@ -1708,7 +1718,7 @@ class GammaDelta:
                     n_tasks, rank.size, *targs, arg("tab_wt", self.tab_wt), k, *tables,
                     arg("loop_used", self.loop_used), arg("ct", self.ct), *graph,
                     arg("vcls", self.vcls), arg("ukey", self.ukey), self.narrow_row,
-                    arg("tflag", self.tflag), arg("mk", mk), arg("mr", mr), nn, n_nodes,
+                    arg("trange", self.trange), arg("mk", mk), arg("mr", mr), nn, n_nodes,
                     int(self.edge_match is not None), self.mono, int(self.directed), cbuf[1],
                     out, out_tab, out_cap, ctl[1], int(self.steal))
             clock.stop()
