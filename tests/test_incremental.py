@@ -734,13 +734,8 @@ class FakeCudf:
         return self._df
 
 
-def test_dataframes_pandas_and_cudf():
-    G = nx.DiGraph()
-    G.add_edge(0, 1, w=1)
-    H = nx.DiGraph([("a", "b", {"w": 2})])
-    em = iso.categorical_edge_match("w", None)
-    ins = pd.DataFrame({"source": [1, 2], "target": [2, 0], "w": [2, 1]})
-    dels = pd.DataFrame({"source": [0], "target": [1]})
+def frame_wrappers():
+    """A pandas frame as itself, as a cudf stand-in and (where installed) as an Arrow table."""
     wrappers = [lambda x: x, FakeCudf]
     try:
         import pyarrow as pa
@@ -748,7 +743,17 @@ def test_dataframes_pandas_and_cudf():
         wrappers.append(lambda x: pa.Table.from_pandas(x, preserve_index=False))
     except ImportError:
         pass
-    for wrap in wrappers:
+    return wrappers
+
+
+def test_dataframes_pandas_and_cudf():
+    G = nx.DiGraph()
+    G.add_edge(0, 1, w=1)
+    H = nx.DiGraph([("a", "b", {"w": 2})])
+    em = iso.categorical_edge_match("w", None)
+    ins = pd.DataFrame({"source": [1, 2], "target": [2, 0], "w": [2, 1]})
+    dels = pd.DataFrame({"source": [0], "target": [1]})
+    for wrap in frame_wrappers():
         m = IncrementalMatcher(G, H, edge_match=em)
         d = m.apply(insert=wrap(ins), delete=wrap(dels))
         assert _set(d.added) == {frozenset({(1, "a"), (2, "b")})}
@@ -874,14 +879,7 @@ def test_node_frames():
     H.nodes["a"]["l"], H.nodes["b"]["l"] = 1, 2
     G = nx.Graph()
     G.add_node(0, l=1)
-    wrappers = [lambda x: x, FakeCudf]
-    try:
-        import pyarrow as pa
-
-        wrappers.append(lambda x: pa.Table.from_pandas(x, preserve_index=False))
-    except ImportError:
-        pass
-    for wrap in wrappers:
+    for wrap in frame_wrappers():
         m = IncrementalMatcher(G, H, node_match=nm)
         nodes = pd.DataFrame({"node": [5, 6], "l": [2, 1], "junk": ["x", "y"]})
         d = m.apply(insert=[(0, 5), (5, 6)], nodes=wrap(nodes), node_attr="l")
