@@ -414,7 +414,11 @@ def test_plain_pair_batches_resolve_like_the_general_path(cls, monkeypatch):
             others += [([(u, v)], []), ([], dele + [edges[0]] if edges[0] in dele else
                                         [edges[0], edges[0]]), ([(u, v)], [(u, v)])]
         if free:
-            others.append(([], [free[0]]))
+            others += [([], [free[0]]), ([free[0], free[0]], [])]  # missing; a repeat
+            if not G.is_directed() and free[0][0] != free[0][1]:  # a repeat, turned round
+                others.append(([free[0], free[0][::-1]], []))
+        if edges and not G.is_directed() and edges[0][0] != edges[0][1]:
+            others.append(([], [edges[0], edges[0][::-1]]))
         others += [([(nodes[0], "new")], []), ([(nodes[0], [1])], []), ([(nodes[0],)], [])]
         for i, d in others:
             assert m._pairs_batch(i, d) is None, (case, i, d)
