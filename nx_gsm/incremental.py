@@ -470,8 +470,9 @@ class _PairsBatch(_Batch):
 def _distinct_pairs(ins, dels, directed):
     """True if no pair repeats within ``ins`` or ``dels`` and none is in both (pairs unordered
     unless ``directed``): no pair occurs twice in the two lists together. Integer node keys are
-    compared as NumPy keys; anything else through sets of (frozen)sets. A false answer only sends the batch down the general path, which
-    names the repeat, so keys that collide in NumPy (floats, very large ids) are harmless."""
+    compared as NumPy keys; anything else through sets of (frozen)sets. A false answer only
+    sends the batch down the general path, which names the repeat, so keys that collide in
+    NumPy (floats, very large ids) are harmless."""
     if directed:
         si, sd = set(ins), set(dels)
         return len(si) == len(ins) and len(sd) == len(dels) and si.isdisjoint(sd)
