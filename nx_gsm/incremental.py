@@ -335,20 +335,6 @@ class _Batch:
         else:
             G.add_edges_from((u, v, attrs) for u, v, _, attrs in self.add_edges)
 
-    def apply_undoable(self, G):
-        """Apply a batch of plain pairs (``pairs``: no node changes) to a plain ``nx.Graph`` /
-        ``nx.DiGraph`` and return what :meth:`undo` needs to take it back (the data of the
-        deleted edges)."""
-        succ = _succ(G)
-        gone = [succ[u][v] for u, v, _ in self.del_edges]
-        self._apply_plain(G)
-        return gone
-
-    def undo(self, G, gone):
-        """Take back :meth:`apply_undoable` (its return value ``gone``): ``G`` has the edges
-        and data dicts it had before (a restored edge comes last among its nodes' neighbours)."""
-        _edit_plain(G, self.add_edges, [(u, v, d) for (u, v, _), d in zip(self.del_edges, gone)])
-
     def _apply_plain(self, G):
         """:meth:`apply_to` on a plain ``nx.Graph`` / ``nx.DiGraph`` through its adjacency dicts:
         what ``remove_edge`` / ``add_edges_from`` do for validated edges (each inserted edge
@@ -453,12 +439,16 @@ class _PairsBatch(_Batch):
         return not (self.pairs[0] or self.pairs[1])
 
     def apply_undoable(self, G):
+        """Apply the batch to a plain ``nx.Graph`` / ``nx.DiGraph`` and return what :meth:`undo`
+        needs to take it back (the data of the deleted edges)."""
         succ = _succ(G)
         gone = [succ[u][v] for u, v in self.pairs[1]]
         self._apply_plain(G)
         return gone
 
     def undo(self, G, gone):
+        """Take back :meth:`apply_undoable` (its return value ``gone``): ``G`` has the edges
+        and data dicts it had before (a restored edge comes last among its nodes' neighbours)."""
         ins, dels = self.pairs
         _edit_plain(G, ins, [(u, v, d) for (u, v), d in zip(dels, gone)])
 
@@ -473,19 +463,20 @@ def _distinct_pairs(ins, dels, directed):
     compared as NumPy keys; anything else through sets of (frozen)sets. A false answer only
     sends the batch down the general path, which names the repeat, so keys that collide in
     NumPy (floats, very large ids) are harmless."""
-    if directed:
-        si, sd = set(ins), set(dels)
-        return len(si) == len(ins) and len(sd) == len(dels) and si.isdisjoint(sd)
-    n = len(ins) + len(dels)
-    try:
-        ends = np.fromiter(chain.from_iterable(chain(ins, dels)), dtype=np.int64,
-                           count=2 * n).reshape(n, 2)
-    except (TypeError, ValueError, OverflowError):
-        ip, dp = set(map(frozenset, ins)), set(map(frozenset, dels))
-        return len(ip) == len(ins) and len(dp) == len(dels) and ip.isdisjoint(dp)
-    u, v = ends[:, 0], ends[:, 1]
-    keys = np.sort((np.minimum(u, v) << 31) ^ np.maximum(u, v))  # a repeat anywhere: equal keys
-    return not (keys[1:] == keys[:-1]).any()
+    if not directed:
+        n = len(ins) + len(dels)
+        try:
+            ends = np.fromiter(chain.from_iterable(chain(ins, dels)), dtype=np.int64,
+                               count=2 * n).reshape(n, 2)
+        except (TypeError, ValueError, OverflowError):
+            ins, dels = map(frozenset, ins), map(frozenset, dels)
+        else:
+            u, v = ends[:, 0], ends[:, 1]
+            keys = np.sort((np.minimum(u, v) << 31) ^ np.maximum(u, v))  # a repeat: equal keys
+            return not (keys[1:] == keys[:-1]).any()
+    ins, dels = list(ins), list(dels)
+    si, sd = set(ins), set(dels)
+    return len(si) == len(ins) and len(sd) == len(dels) and si.isdisjoint(sd)
 
 
 class IncrementalMatcher:
