@@ -5,8 +5,10 @@ GitHub (SNAP musae-github: ``shared/datasets/snap/github/edges.csv``) with 5 see
 GAMMA's GH; 6-vertex dense (average degree >= 3), sparse (connected, not a tree, average degree
 < 3) and tree patterns cut out of the data graph (seeded, so each has matches); batches of 0.1%,
 1% and 10% of the edges, half deletions of present edges and half insertions of held-out edges
-(seeded). ``--variants`` applies the same batches side by side to GAMMA without work stealing,
-coalesced search, seed splitting or class-narrowed rows, or to the CPU path. Per batch:
+(seeded). ``--variants`` applies the same batches side by side to GAMMA without work stealing
+in blocks (``nosteal``) or donation between them (``noring``), with another donation poll
+(``poll3``, ``poll63``: every 4th or 64th level), without coalesced search, seed splitting or
+class-narrowed rows, or to the CPU path. Per batch:
 ``apply`` latency (``--counts-only``: the delta's sizes only, which the GPU counts on the
 device), the delta's size, and a recount of
 the matches of the after-graph from scratch with the best static engine on the same device
@@ -182,6 +184,7 @@ REPEAT_UNDER = 60.0  # seconds: a recount faster than this is timed twice, the f
 VARIANTS = {"nosteal": dict(steal=False), "nocoalesce": dict(coalesce=False),
             "nosplit": dict(split=False), "nonarrow": dict(narrow_row=1 << 62),
             "plain": dict(steal=False, coalesce=False, split=False),
+            "noring": dict(donate=False), "poll3": dict(poll=3), "poll63": dict(poll=63),
             "cpu": None}
 
 

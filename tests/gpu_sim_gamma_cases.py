@@ -133,14 +133,15 @@ def symmetric():
     star, a 4-cycle, a diamond) on a graph with hubs, labelled and not, directed and not, both
     modes, and with edge labels (edge_match: a 4-cycle of alternating labels and a star with
     two equal ones, whose automorphisms must keep them): stealing and coalescing on (the
-    default) and off, and seeds at hubs split into slices (every other run), give the CPU
-    path's answers, counts included; some run steals, some split seeds and some search fewer
-    pattern pairs than they seed, with edge_match too."""
+    default) and off, donation through the global ring alone (runs 2 and 6), and seeds at
+    hubs split into slices (every other run), give the CPU path's answers, counts included;
+    some run steals, some donate, some split seeds and some search fewer pattern pairs than
+    they seed, with edge_match too."""
     rnd = random.Random(11)
     tri = nx.Graph([(0, 1), (1, 2), (2, 0), (2, 3)])
     pats = [tri, nx.star_graph(3), nx.cycle_graph(4), nx.complete_graph(4)]
     pats[3].remove_edge(0, 1)
-    stole = fewer = fewer_em = split = 0
+    stole = fewer = fewer_em = split = donated = 0
     # undirected: the four patterns, mono and induced in turn; directed: two, one orientation;
     # then the 4-cycle and the star with edge labels (undirected)
     for i, H in enumerate(pats + pats[:2] + [pats[2], pats[1]]):
@@ -166,6 +167,8 @@ def symmetric():
         cnt = IncrementalMatcher(G, H, engine="gamma", **kw)
         if i % 2:  # the hubs' seeds in slices (hub degrees here are 8 to 13)
             on._gamma.split_row = cnt._gamma.split_row = 3
+        if i % 4 == 2:  # (the simulator runs one block) donation through the ring alone
+            on._gamma.steal = cnt._gamma.steal = False
         if nm is not None:
             on._gamma.narrow_row = cnt._gamma.narrow_row = 0
         off = None
@@ -185,6 +188,7 @@ def symmetric():
                    for x in runs)
         same = same and (rk.num_added, rk.num_removed) == (len(rc.added), len(rc.removed))
         stole += st.get("steals", 0) > 0
+        donated += st.get("donations", 0) > 0
         split += st.get("split_tasks", 0) > 0
         coalesced = st["pairs_searched"].split(" of ")[0] != st["pairs_searched"].split(" of ")[1]
         fewer += coalesced
@@ -194,9 +198,9 @@ def symmetric():
               f"+{rc.num_added} -{rc.num_removed} ok={same} {st}", flush=True)
         if not same:
             sys.exit(1)
-    print(f"symmetric: {stole} runs stole, {split} split seeds, {fewer} searched fewer pairs "
-          f"({fewer_em} with edge_match)", flush=True)
-    if not stole or not split or not fewer or not fewer_em:
+    print(f"symmetric: {stole} runs stole, {donated} donated, {split} split seeds, {fewer} "
+          f"searched fewer pairs ({fewer_em} with edge_match)", flush=True)
+    if not stole or not donated or not split or not fewer or not fewer_em:
         sys.exit(1)
 
 

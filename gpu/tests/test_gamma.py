@@ -155,14 +155,14 @@ def test_stealing_and_coalescing_change_nothing(directed, induced):
     """The digest's T-A5 on the card: patterns with automorphisms (triangle + pendant, star,
     4-cycle, diamond, and a 4-cycle of alternating edge labels under edge_match) on graphs with
     hubs, labelled and not; GAMMA with stealing and coalescing (default), with neither, and with
-    each alone, with the hubs' seeds split into slices and without, give the CPU path's answers
-    and counts; the default run steals, splits seeds and searches fewer pattern pairs than it
-    seeds, with edge_match too."""
+    each alone, with donation between blocks alone, with the hubs' seeds split into slices and
+    without, give the CPU path's answers and counts; the default run steals, splits seeds and
+    searches fewer pattern pairs than it seeds, with edge_match too; donation alone donates."""
     rnd = random.Random(5)
     tri = nx.Graph([(0, 1), (1, 2), (2, 0), (2, 3)])
     diamond = nx.complete_graph(4)
     diamond.remove_edge(0, 1)
-    stole = fewer = fewer_em = split = 0
+    stole = fewer = fewer_em = split = donated = 0
     ring = nx.Graph()
     ring.add_edges_from([(0, 1, {"w": 0}), (1, 2, {"w": 1}), (2, 3, {"w": 0}), (3, 0, {"w": 1})])
     for i, H in enumerate([tri, nx.star_graph(3), nx.cycle_graph(4), diamond, ring]):
@@ -183,10 +183,15 @@ def test_stealing_and_coalescing_change_nothing(directed, induced):
         for steal in (True, False):
             for co in (True, False):
                 ms[steal, co] = IncrementalMatcher(G, H, engine="gamma", **kw)
-                ms[steal, co]._gamma.steal, ms[steal, co]._gamma.coalesce = steal, co
+                g = ms[steal, co]._gamma
+                g.steal = g.donate = steal  # (off: no stealing in blocks nor donation between)
+                g.coalesce = co
                 ms[steal, co]._gamma.split_row = 8  # the two hubs have degree ~45 and ~60 here
         ms["nosplit"] = IncrementalMatcher(G, H, engine="gamma", **kw)
         ms["nosplit"]._gamma.split = False
+        ms["ring"] = IncrementalMatcher(G, H, engine="gamma", **kw)  # donation alone
+        ms["ring"]._gamma.steal = False
+        ms["ring"]._gamma.poll = 0  # (every level: these graphs' searches are short)
         cnt = IncrementalMatcher(G, H, engine="gamma", **kw)
         for _ in range(2):
             edges = list(ref.graph.edges())
@@ -208,13 +213,15 @@ def test_stealing_and_coalescing_change_nothing(directed, induced):
             assert (rn.num_added, rn.num_removed) == (len(want[0]), len(want[1])), i
             st = ms[True, True]._gamma.last_stats
             stole += st["steals"] > 0
+            donated += ms["ring"]._gamma.last_stats["donations"] > 0
             split += st.get("split_tasks", 0) > 0
             searched, seeded = st["pairs_searched"].split(" of ")
             fewer += int(searched) < int(seeded)
             fewer_em += int(searched) < int(seeded) and em is not None
             assert ms[False, True]._gamma.last_stats["steals"] == 0
-    assert stole > 0 and split > 0 and fewer > 0 and fewer_em > 0, (stole, split, fewer,
-                                                                     fewer_em)
+            assert ms[False, True]._gamma.last_stats["donations"] == 0
+    assert stole > 0 and donated > 0 and split > 0 and fewer > 0 and fewer_em > 0, (
+        stole, donated, split, fewer, fewer_em)
 
 
 def test_output_larger_than_the_device_buffer():

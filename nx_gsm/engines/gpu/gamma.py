@@ -74,6 +74,12 @@ _MERGE_THREADS = 4 if _SIM else 128  # threads per row in RowPMA's merge kernel
 # RowPMA rows here are sorted by key (class of the neighbour << 32) | neighbour id; a pattern
 # node whose candidate classes are not one run of class ids reads [0, _ALLKEYS): whole rows
 _ALLKEYS = 1 << 62
+# the delta kernel's control words: task counter, matches, steals within a block, then the
+# donation ring (GAMMA's stealing carried across blocks as gMatch's Sec. 4.3 queue): claims,
+# reservations, busy warps (relative: each warp counts itself once it starts), idle warps,
+# donations; ring slot s's ready word (the generation written there) is ctl[_C_RDY + s]
+_C_TASK, _C_MATCH, _C_STEAL, _C_HEAD, _C_TAIL, _C_BUSY, _C_IDLE, _C_DON, _C_RDY = range(9)
+_POLL = 0 if _SIM else 15  # a busy warp looks for idle warps every (_POLL + 1) levels it makes
 
 
 def gamma_reason():
@@ -755,13 +761,82 @@ def _find_victim(wib, k, S_lock, S_p, S_end, S_busy, B):
     return 0
 
 
+@cuda.jit(device=True)
+def _claim(ctl, q_cap):
+    """Lane 0 of an idle warp (counted idle and not busy): claim the oldest donated unit of the
+    ring. Returns its slot (the warp then counts as busy and its donor has written the slot),
+    -1 if none now, -2 if the kernel's work is done: the ring was empty, then no warp was busy,
+    then no unit had been reserved since (every donation is reserved while its donor is busy,
+    and a warp counts itself busy before it claims; the termination of gMatch's ``_fetch``)."""
+    h = cuda.atomic.add(ctl, _C_HEAD, 0)
+    tl = cuda.atomic.add(ctl, _C_TAIL, 0)
+    if h < tl:
+        cuda.atomic.add(ctl, _C_BUSY, 1)
+        cuda.threadfence()
+        if cuda.atomic.cas(ctl, _C_HEAD, h, h + 1) == h:
+            cuda.atomic.add(ctl, _C_IDLE, -1)
+            s = h % q_cap
+            while cuda.atomic.add(ctl, _C_RDY + s, 0) != h + 1:
+                _pause(32)
+            cuda.threadfence()
+            return s
+        cuda.atomic.add(ctl, _C_BUSY, -1)
+        cuda.threadfence()
+        return -1
+    cuda.threadfence()
+    if cuda.atomic.add(ctl, _C_BUSY, 0) == 0:
+        cuda.threadfence()
+        if cuda.atomic.add(ctl, _C_TAIL, 0) == tl:
+            return -2
+    return -1
+
+
+@cuda.jit(device=True)
+def _donate(ctl, q_cap, wib, base, d, lk, S_lock, S_p, S_end, B):
+    """Lane 0 of a busy warp, with warps idle somewhere in the grid and fewer units waiting in
+    the ring than idle warps: reserve a ring slot and give up the tail half of the untaken
+    entries at the warp's shallowest level with >= 2 of them (as a thief in its block would
+    take them; GAMMA Sec. V-A's stealing, across blocks). Returns the slot, with ``B[wib, 0..3]``
+    = (generation, level, first entry given, entries), or -1."""
+    idle = cuda.atomic.add(ctl, _C_IDLE, 0)
+    if idle <= 0:
+        return -1
+    hd = cuda.atomic.add(ctl, _C_HEAD, 0)
+    tl = cuda.atomic.add(ctl, _C_TAIL, 0)
+    if tl - hd >= idle or tl - hd >= q_cap:
+        return -1
+    _lock(S_lock, wib, lk)  # a thief of the block may be lowering S_end
+    hit = -1
+    for lv in range(base, d + 1):
+        if S_end[wib, lv] - S_p[wib, lv] >= 2:
+            hit = lv
+            break
+    if hit < 0 or cuda.atomic.cas(ctl, _C_TAIL, tl, tl + 1) != tl:
+        _unlock(S_lock, wib, lk)
+        return -1
+    e = S_end[wib, hit]
+    take = (e - S_p[wib, hit]) // 2
+    S_end[wib, hit] = e - take
+    _unlock(S_lock, wib, lk)
+    s = tl % q_cap
+    while cuda.atomic.add(ctl, _C_RDY + s, 0) != 0:  # its last unit's claimer is still reading
+        _pause(32)
+    cuda.threadfence()
+    B[wib, 0] = tl + 1
+    B[wib, 1] = hit
+    B[wib, 2] = e - take
+    B[wib, 3] = take
+    return s
+
+
 @cuda.jit
 def _delta_kernel(n_tasks, n_groups, g_first, g_rank, g_x, g_y, g_toff, g_parts, tlist, tab_wt, k,
                   order_t, chk_ptr, chk_j, chk_out, chk_in, chk_peo, chk_pei, drv_ptr, drv_j,
                   drv_dir, loop_used, ct,
                   rstart, rlen, adj, akey, amult, aemask, irstart, irlen, iadj, iakey, vcls, ukey,
                   narrow_row, trange, mkeys, mranks,
-                  nn, n_nodes, has_el, mono, directed, cbuf, out, out_tab, out_cap, ctl, steal):
+                  nn, n_nodes, has_el, mono, directed, cbuf, out, out_tab, out_cap, ctl, steal,
+                  q_meta, q_m, q_ent, q_cap, poll):
     """GAMMA Alg. 1 (WBM) with the digest's corrections: one warp per task (an updated item
     seeded onto a pattern pair, loop or isolated node), warp-cooperative candidate generation
     per depth (lanes split the shortest backward-neighbour row, ballot compaction into the
@@ -769,13 +844,19 @@ def _delta_kernel(n_tasks, n_groups, g_first, g_rank, g_x, g_y, g_toff, g_parts,
     ``ctl[1]`` counts matches (rows past ``out_cap`` are counted, not written; with
     ``out_cap == 0`` each match counts ``tab_wt`` of its order table: the size of its pattern
     pair's automorphism orbit, Sec. V-B, and each warp adds its count once, when it stops),
-    ``ctl[2]`` counts steals.
+    ``ctl[2]`` counts steals (the other words: ``_C_*``).
 
-    Work stealing (Sec. V-A, ``steal != 0``): each warp's level pointers ``S_p``/``S_end``, its
+    Work stealing (Sec. V-A, ``steal & 1``): each warp's level pointers ``S_p``/``S_end``, its
     partial match ``S_m`` and task ``S_task`` sit in shared memory behind a per-warp lock; once
     the task counter is drained, an idle warp takes the tail half of the untaken entries at a
     busy warp's shallowest level with >= 2 of them, with the partial match above it, and
     searches them as its own work (levels below the stolen one are the victim's).
+
+    Donation across blocks (``steal & 2``; a block's warps can only steal from each other, and
+    blocks finish unevenly): a busy warp that sees idle warps in the grid (every ``poll + 1``
+    levels it makes, ``poll`` = 2**j - 1) moves the same tail half, with its partial match, rank and order table,
+    into a slot of a global ring (``q_meta`` = rank, table, level, entries; ``q_m``; ``q_ent``)
+    which an idle warp of any block claims (:func:`_donate`, :func:`_claim`).
 
     Tasks come in seed groups (:meth:`GammaDelta._seeds`): group ``g`` seeds the updated item
     ``(g_x[g], g_y[g])`` onto each order table ``tlist[g_toff[g] + i]``, each of them split
@@ -789,7 +870,7 @@ def _delta_kernel(n_tasks, n_groups, g_first, g_rank, g_x, g_y, g_toff, g_parts,
     lane = cuda.threadIdx.x % 32
     wib = cuda.threadIdx.x // 32
     gw = cuda.blockIdx.x * _WPB + wib
-    B = cuda.shared.array((_WPB, 5), int64)  # lane 0's broadcasts
+    B = cuda.shared.array((_WPB, 6), int64)  # lane 0's broadcasts
     S_m = cuda.shared.array((_WPB, KMAX), int32)
     S_p = cuda.shared.array((_WPB, KMAX), int32)
     S_end = cuda.shared.array((_WPB, KMAX), int32)
@@ -805,6 +886,11 @@ def _delta_kernel(n_tasks, n_groups, g_first, g_rank, g_x, g_y, g_toff, g_parts,
             S_p[wib, j] = 0
             S_end[wib, j] = 0
     cuda.syncthreads()
+    if lane == 0 and steal & 2:
+        cuda.atomic.add(ctl, _C_BUSY, 1)
+    lk = steal & 1  # the per-warp lock guards against thieves of the block only
+    idle = False  # (lane 0) counted idle, not busy, in ctl
+    gens = 0  # levels made (the donation poll's clock)
     drained = False
     ns_back = 64
     part = 0
@@ -864,12 +950,36 @@ def _delta_kernel(n_tasks, n_groups, g_first, g_rank, g_x, g_y, g_toff, g_parts,
             if steal == 0:
                 break
             if lane == 0:
-                cuda.atomic.exch(S_busy, wib, int32(0))
-                B[wib, 4] = _find_victim(wib, k, S_lock, S_p, S_end, S_busy, B)
+                if not idle:
+                    cuda.atomic.exch(S_busy, wib, int32(0))
+                    if steal & 2:
+                        cuda.atomic.add(ctl, _C_IDLE, 1)
+                        cuda.threadfence()
+                        cuda.atomic.add(ctl, _C_BUSY, -1)
+                        cuda.threadfence()
+                    idle = True
+                st = -1
+                if lk != 0:
+                    st = _find_victim(wib, k, S_lock, S_p, S_end, S_busy, B)
+                if st == 1 and steal & 2:
+                    # (the victim, whose lock is held, is busy until it takes its entries
+                    # left: the grid's busy count never reads 0 in between)
+                    cuda.atomic.add(ctl, _C_BUSY, 1)
+                    cuda.atomic.add(ctl, _C_IDLE, -1)
+                if st != 1 and steal & 2:
+                    q = _claim(ctl, q_cap)
+                    if q >= 0:
+                        B[wib, 0] = q
+                        st = 2
+                    elif q == -2 or st == 0:
+                        st = q + 1  # -1: leave; 0: wait (a warp of the block is busy)
+                    else:
+                        st = 0
+                B[wib, 4] = st
             _wsync()
             st = B[wib, 4]
             _wsync()
-            if st != 1:
+            if st <= 0:
                 if st < 0:
                     break
                 if lane == 0:
@@ -878,30 +988,51 @@ def _delta_kernel(n_tasks, n_groups, g_first, g_rank, g_x, g_y, g_toff, g_parts,
                     ns_back *= 2
                 continue
             ns_back = 64
-            v = B[wib, 0]
-            lv = B[wib, 1]
-            mid = B[wib, 2]
-            take = B[wib, 3]
-            vgw = cuda.blockIdx.x * _WPB + v
-            for i in range(lane, take, 32):  # the victim's lock is held: copy its tail half
-                cbuf[gw, lv, i] = cbuf[vgw, lv, mid + i]
-            cuda.threadfence_block()
-            _wsync()
+            rank_v = int64(0)
+            tab_v = int64(0)
+            if st == 1:
+                v = B[wib, 0]
+                lv = B[wib, 1]
+                mid = B[wib, 2]
+                take = B[wib, 3]
+                vgw = cuda.blockIdx.x * _WPB + v
+                for i in range(lane, take, 32):  # the victim's lock is held: copy its tail half
+                    cbuf[gw, lv, i] = cbuf[vgw, lv, mid + i]
+                cuda.threadfence_block()
+                _wsync()
+                if lane == 0:
+                    cuda.atomic.exch(S_end, (v, lv), int32(mid))
+                    for j in range(lv):
+                        S_m[wib, j] = _peek(S_m, v, j)
+                    rank_v = _peek(S_task, v, 0)
+                    tab_v = _peek(S_task, v, 1)
+                    _unlock(S_lock, v, 1)
+                    cuda.atomic.add(ctl, _C_STEAL, 1)
+            else:  # a donated unit (its donor wrote the slot before its ready word)
+                q = B[wib, 0]
+                cuda.threadfence()
+                lv = q_meta[q, 2]
+                take = q_meta[q, 3]
+                for i in range(lane, take, 32):
+                    cbuf[gw, lv, i] = q_ent[q, i]
+                cuda.threadfence()
+                _wsync()
+                if lane == 0:
+                    for j in range(lv):
+                        S_m[wib, j] = q_m[q, j]
+                    rank_v = q_meta[q, 0]
+                    tab_v = q_meta[q, 1]
+                    cuda.threadfence()
+                    cuda.atomic.exch(ctl, _C_RDY + q, int64(0))  # the slot is free again
             if lane == 0:
-                cuda.atomic.exch(S_end, (v, lv), int32(mid))
-                for j in range(lv):
-                    S_m[wib, j] = _peek(S_m, v, j)
-                rank_v = _peek(S_task, v, 0)
-                tab_v = _peek(S_task, v, 1)
-                _unlock(S_lock, v, 1)
-                _lock(S_lock, wib, 1)
+                idle = False
+                _lock(S_lock, wib, lk)
                 S_task[wib, 0] = rank_v
                 S_task[wib, 1] = tab_v
                 S_p[wib, lv] = 0
                 S_end[wib, lv] = take
                 cuda.atomic.exch(S_busy, wib, int32(1))
-                _unlock(S_lock, wib, 1)
-                cuda.atomic.add(ctl, 2, 1)
+                _unlock(S_lock, wib, lk)
             _wsync()
             for j in range(lv):
                 m[j] = S_m[wib, j]
@@ -924,14 +1055,14 @@ def _delta_kernel(n_tasks, n_groups, g_first, g_rank, g_x, g_y, g_toff, g_parts,
                 # take the next untaken entry of level d (under the warp's lock: thieves lower
                 # S_end), or backtrack
                 if lane == 0:
-                    _lock(S_lock, wib, steal)
+                    _lock(S_lock, wib, lk)
                     pp = S_p[wib, d]
                     r = -1
                     if pp < S_end[wib, d]:
                         r = cbuf[gw, d, pp]
                         S_p[wib, d] = pp + 1
                         S_m[wib, d] = r
-                    _unlock(S_lock, wib, steal)
+                    _unlock(S_lock, wib, lk)
                     B[wib, 0] = r
                 _wsync()
                 r = B[wib, 0]
@@ -1025,10 +1156,35 @@ def _delta_kernel(n_tasks, n_groups, g_first, g_rank, g_x, g_y, g_toff, g_parts,
                 cuda.threadfence_block()
                 _wsync()
                 if lane == 0:  # publish the level (it was exhausted: no thief reads it now)
-                    _lock(S_lock, wib, steal)
+                    _lock(S_lock, wib, lk)
                     S_p[wib, d] = 0
                     S_end[wib, d] = total
-                    _unlock(S_lock, wib, steal)
+                    _unlock(S_lock, wib, lk)
+                    q = -1
+                    if steal & 2:
+                        gens += 1
+                        if (gens & poll) == 0:
+                            q = _donate(ctl, q_cap, wib, base, d, lk, S_lock, S_p, S_end, B)
+                            if q >= 0:
+                                q_meta[q, 0] = rank
+                                q_meta[q, 1] = tab
+                                q_meta[q, 2] = B[wib, 1]
+                                q_meta[q, 3] = B[wib, 3]
+                                for j in range(B[wib, 1]):
+                                    q_m[q, j] = m[j]
+                    B[wib, 5] = q
+                _wsync()
+                q = B[wib, 5]
+                if q >= 0:  # the warp's lanes copy the given entries, then the slot is ready
+                    lv = B[wib, 1]
+                    mid = B[wib, 2]
+                    for i in range(lane, B[wib, 3], 32):
+                        q_ent[q, i] = cbuf[gw, lv, mid + i]
+                    cuda.threadfence()
+                    _wsync()
+                    if lane == 0:
+                        cuda.atomic.exch(ctl, _C_RDY + q, B[wib, 0])
+                        cuda.atomic.add(ctl, _C_DON, 1)
             _wsync()
     if lane == 0 and acc > 0:
         cuda.atomic.add(ctl, 1, acc)
@@ -1069,6 +1225,10 @@ class GammaDelta:
         Initial output rows (grown and re-run when a batch has more).
     steal : bool, optional
         Intra-block work stealing (default on; ``NX_GSM_GAMMA_STEAL=0`` turns it off).
+    donate : bool, optional
+        Work donation between blocks through a global ring, once the task counter is drained
+        (default on; ``NX_GSM_GAMMA_DONATE=0`` turns it off). The answers are the same either
+        way.
     split : bool, optional
         Seeds at hubs split into slices of their first candidate row (default on;
         ``NX_GSM_GAMMA_SPLIT=0`` turns it off). The answers are the same either way.
@@ -1088,7 +1248,7 @@ class GammaDelta:
     """
 
     def __init__(self, matcher, warps=None, out_capacity=1 << 16, steal=None, coalesce=None,
-                 split=None):
+                 split=None, donate=None):
         reason = gamma_reason()
         if reason is not None:
             raise RuntimeError(f"engine 'gamma' is not available: {reason}")
@@ -1105,6 +1265,9 @@ class GammaDelta:
         self.out_capacity = int(out_capacity)
         env = os.environ.get
         self.steal = bool(steal if steal is not None else env("NX_GSM_GAMMA_STEAL", "1") != "0")
+        self.donate = bool(donate if donate is not None
+                           else env("NX_GSM_GAMMA_DONATE", "1") != "0")
+        self.poll = _POLL
         self.coalesce = bool(coalesce if coalesce is not None
                              else env("NX_GSM_GAMMA_COALESCE", "1") != "0")
         self.split = bool(split if split is not None else env("NX_GSM_GAMMA_SPLIT", "1") != "0")
@@ -1685,7 +1848,12 @@ class GammaDelta:
         nw = blocks * _WPB
         faults.point("dfs_buffers")
         cbuf = self._args.buffer("cbuf", (nw, max(k - 1, 1), cap), np.int32)
-        ctl = self._args.buffer(f"ctl{which}", (3,), np.int64)
+        # the donation ring: a slot per warp, at most ~64 MB of entries
+        q_cap = max(1, min(nw, (1 << 24) // cap))
+        ctl = self._args.buffer(f"ctl{which}", (_C_RDY + q_cap,), np.int64)
+        ring = [self._args.buffer(n, shape, dt)[1] for n, shape, dt in
+                (("q_meta", (q_cap, 4), np.int64), ("q_m", (q_cap, KMAX), np.int32),
+                 ("q_ent", (q_cap, cap), np.int32))]
         inn = self.inn if self.inn is not None else self.out
         a, arg = _kernel_array, self._args.wrap
         faults.point("plan_upload")
@@ -1720,12 +1888,13 @@ class GammaDelta:
                     arg("vcls", self.vcls), arg("ukey", self.ukey), self.narrow_row,
                     arg("trange", self.trange), arg("mk", mk), arg("mr", mr), nn, n_nodes,
                     int(self.edge_match is not None), self.mono, int(self.directed), cbuf[1],
-                    out, out_tab, out_cap, ctl[1], int(self.steal))
+                    out, out_tab, out_cap, ctl[1],
+                    int(self.steal) | (2 if self.donate else 0), *ring, q_cap, self.poll)
             clock.stop()
             if count_only:
                 return lambda: self._collect(ctl, n_tasks, nw, [clock])
             clocks.append(clock)
-            c = _host(ctl[0])  # (synchronises)
+            c = _host(ctl[0][:_C_RDY])  # (synchronises)
             total = int(c[1])
             if total <= out_cap:
                 break
@@ -1748,14 +1917,15 @@ class GammaDelta:
         (one read per search)."""
         faults.point("collect")
         if c is None:
-            c = _host(ctl[0])  # (synchronises)
+            c = _host(ctl[0][:_C_RDY])  # (synchronises)
         total = int(c[1])
         dt = sum(c.seconds() for c in clocks)
         st = self.last_stats
         st["tasks"] = st.get("tasks", 0) + int(n_tasks)
         st["matches"] = st.get("matches", 0) + total
         st["warps"] = nw
-        st["steals"] = st.get("steals", 0) + int(c[2])
+        st["steals"] = st.get("steals", 0) + int(c[_C_STEAL])
+        st["donations"] = st.get("donations", 0) + int(c[_C_DON])
         st["pairs_searched"] = f"{len(self.rep_pairs)} of {len(self.pairs)}"
         st["kernel_s"] = st.get("kernel_s", 0.0) + dt
         # (tasks, matches, seconds) per launch: the before-side search, then the after-side
