@@ -7,7 +7,7 @@ GAMMA's GH; 6-vertex dense (average degree >= 3), sparse (connected, not a tree,
 1% and 10% of the edges, half deletions of present edges and half insertions of held-out edges
 (seeded). ``--variants`` applies the same batches side by side to GAMMA without work stealing
 in blocks (``nosteal``) or donation between them (``noring``), with another donation poll
-(``poll3``, ``poll63``: every 4th or 64th level), without coalesced search, seed splitting or
+(``pollN``: every N + 1 levels a warp makes, N = 2**j - 1), without coalesced search, seed splitting or
 class-narrowed rows, or to the CPU path. Per batch:
 ``apply`` latency (``--counts-only``: the delta's sizes only, which the GPU counts on the
 device), the delta's size, and a recount of
@@ -184,7 +184,7 @@ REPEAT_UNDER = 60.0  # seconds: a recount faster than this is timed twice, the f
 VARIANTS = {"nosteal": dict(steal=False), "nocoalesce": dict(coalesce=False),
             "nosplit": dict(split=False), "nonarrow": dict(narrow_row=1 << 62),
             "plain": dict(steal=False, coalesce=False, split=False),
-            "noring": dict(donate=False), "poll3": dict(poll=3), "poll63": dict(poll=63),
+            "noring": dict(donate=False),
             "cpu": None}
 
 
@@ -194,10 +194,14 @@ def _variant(G0, H, name):
     from nx_gsm.incremental import IncrementalMatcher
 
     nm = iso.categorical_node_match("l", None)
-    if VARIANTS[name] is None:
+    if name.startswith("poll"):  # pollN: the donation poll every N + 1 levels (N = 2**j - 1)
+        settings = dict(poll=int(name[4:]))
+    elif VARIANTS[name] is None:
         return IncrementalMatcher(G0, H, engine="cpu", node_match=nm)
+    else:
+        settings = VARIANTS[name]
     m = IncrementalMatcher(G0, H, engine="gamma", node_match=nm)
-    for attr, value in VARIANTS[name].items():
+    for attr, value in settings.items():
         setattr(m._gamma, attr, value)
     return m
 
