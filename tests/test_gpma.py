@@ -44,7 +44,8 @@ def _batch(rnd, ref, size, n):
 @pytest.mark.parametrize("keyed", [False, True])
 @pytest.mark.parametrize("seed", range(6))
 def test_random_batches_match_reference(seed, keyed, merge=None, steps=30, xp=np):
-    """With ``keyed``, rows are ordered by GAMMA's key (a class per vertex, then the id)."""
+    """With ``keyed``, rows are ordered by GAMMA's key (a class per vertex, then the id); every
+    other batch passes ``present`` (the kernel merge then reads nothing back)."""
     rnd = random.Random(seed)
     n = rnd.randint(1, 40)
     cls = [rnd.randrange(3) for _ in range(n + 200)]
@@ -76,9 +77,11 @@ def test_random_batches_match_reference(seed, keyed, merge=None, steps=30, xp=np
         upd = _batch(rnd, ref, size, n)
         keys = list(upd)
         rnd.shuffle(keys)  # the update order inside a batch does not matter
+        # every other batch tells which entries exist (GAMMA does): no read back
+        present = [k[1] in ref[k[0]] for k in keys] if step % 2 else None
         p.update(np.array([k[0] for k in keys]), np.array([k[1] for k in keys]),
                  np.array([upd[k][0] for k in keys]), np.array([upd[k][1] for k in keys]),
-                 key=sort_keys([k[1] for k in keys]))
+                 key=sort_keys([k[1] for k in keys]), present=present)
         for (x, y), (m, e) in upd.items():
             if m:
                 ref[x][y] = (m, e)

@@ -80,8 +80,9 @@ _ALLKEYS = 1 << 62
 # donations; ring slot s's ready word (the generation written there) is ctl[_C_RDY + s]
 _C_TASK, _C_MATCH, _C_STEAL, _C_HEAD, _C_TAIL, _C_BUSY, _C_IDLE, _C_DON, _C_RDY = range(9)
 # a busy warp looks for idle warps every (_POLL + 1) levels it makes (v16, H200, GitHub tree
-# 1%: every 4th level 1.45x faster than no donation, every 16th 1.15x, every 64th 1.0x)
-_POLL = 0 if _SIM else 3
+# 1%: every level 1.6-1.9x faster than no donation, every 4th 1.45x, 16th 1.15x, 64th 1.0x;
+# dense: no difference)
+_POLL = 0
 
 
 def gamma_reason():
@@ -249,9 +250,12 @@ class RowPMA:
         pos = self.start[rows][rid] + xp.arange(rid.size, dtype=np.int64) - first[rid]
         return rows[rid], self.adj[pos], self.mult[pos], self.emask[pos], self.akey[pos]
 
-    def update(self, src, dst, mult, emask, key=None):
+    def update(self, src, dst, mult, emask, key=None, present=None):
         """Set entries ``(src[i], dst[i])`` (sort key ``key[i]``, by default ``dst[i]``) to
-        ``mult[i]`` / ``emask[i]``; ``mult`` 0 deletes.
+        ``mult[i]`` / ``emask[i]``; ``mult`` 0 deletes. ``present`` (host booleans, optional):
+        whether each entry exists before, where the caller knows it -- the kernel merge then
+        reads nothing back, so the update queues behind whatever the device runs (GAMMA's
+        before-side search) instead of waiting for it.
 
         The touched rows are merged with the updates (later wins), written back in place when
         they fit their segment, else moved to the arena's end with twice the room (the PMA's upper
@@ -261,7 +265,7 @@ class RowPMA:
         if len(src) == 0:
             return
         if self.merge == "kernel":
-            return self._update_kernel(src, dst, mult, emask, key)
+            return self._update_kernel(src, dst, mult, emask, key, present)
         src = xp.asarray(src, dtype=np.int64)
         dst = xp.asarray(dst, dtype=np.int32)
         rows = xp.unique(src)
@@ -313,7 +317,7 @@ class RowPMA:
         """Member array ``name`` as a kernel argument."""
         return self._args.wrap(name, getattr(self, name))
 
-    def _update_kernel(self, src, dst, mult, emask, key):
+    def _update_kernel(self, src, dst, mult, emask, key, present=None):
         """:meth:`update` by two kernels and host planning: the updates, deduplicated and sorted
         by (row, key) on the host, go up in one array; ``_pma_find`` places each in its row and
         tells insertion from replacement (one read back); the host, which mirrors every row's
@@ -329,6 +333,8 @@ class RowPMA:
         last = np.ones(src.size, dtype=bool)  # later wins
         last[:-1] = (src[1:] != src[:-1]) | (key[1:] != key[:-1])
         src, dst, mult, emask, key = src[last], dst[last], mult[last], emask[last], key[last]
+        if present is not None:
+            present = np.asarray(present, dtype=bool)[o][last]
         rows, first = np.unique(src, return_index=True)
         r, u = rows.size, src.size
         uridx = np.repeat(np.arange(r, dtype=np.int64), np.diff(np.append(first, u)))
@@ -341,7 +347,10 @@ class RowPMA:
         _pma_find[-(-u // _MERGE_THREADS), _MERGE_THREADS](
             a(rows_d), a(upd), self._arg("start"), self._arg("length"), self._arg("akey"),
             work_a)
-        kind = _host(work[1, :u])
+        if present is None:
+            kind = _host(work[1, :u])  # (waits for the device)
+        else:  # _pma_find's kinds, known here
+            kind = np.where(mult > 0, np.where(present, 3, 1), np.where(present, 2, 0))
         old = self.hlength[rows]
         dlen = np.bincount(uridx, weights=(kind == 1).astype(np.int64) - (kind == 2),
                            minlength=r).astype(np.int64)
@@ -1738,13 +1747,16 @@ class GammaDelta:
             ids = touched_ids[diff]
             self.ct_host[ids] = codes[diff]
         faults.point("graph_upload")
+        # (each entry's presence before is known: no read back waits for the before side)
+        had = e0 > 0
         if directed:
-            self.out.update(ex, ey, e1, emk, key=self._key(ey))
-            self.inn.update(ey, ex, e1, np.zeros_like(emk), key=self._key(ex))
+            self.out.update(ex, ey, e1, emk, key=self._key(ey), present=had)
+            self.inn.update(ey, ex, e1, np.zeros_like(emk), key=self._key(ex), present=had)
         else:
             dst = np.concatenate([ey, ex])
             self.out.update(np.concatenate([ex, ey]), dst, np.concatenate([e1, e1]),
-                            np.concatenate([emk, emk]), key=self._key(dst))
+                            np.concatenate([emk, emk]), key=self._key(dst),
+                            present=np.concatenate([had, had]))
         if ids.size:
             self.ct[xp.asarray(ids)] = xp.asarray(self.ct_host[ids])
             self.uploads += int(ids.size)
