@@ -30,7 +30,8 @@ Implements GAMMA (Qiu et al., *GPU-Accelerated Batch-Dynamic Subgraph Matching*,
   seeds (degree product) first; once it is drained, an idle warp steals the tail half of the
   untaken candidates at a busy warp's shallowest level, with the partial match above it, from
   the per-warp level pointers the block keeps in shared memory (the digest's A2.8 protocol:
-  a per-warp lock, atomic reads since Numba has no ``volatile``).
+  a per-warp lock, atomic reads since Numba has no ``volatile``). Between blocks, a busy warp
+  that sees idle warps donates the same unit through a global ring (gMatch Sec. 4.3's queue).
 * **Coalesced search (Sec. V-B, the digest's k = 0 case).** Seeded pattern pairs are grouped
   into orbits of the pattern's label-preserving automorphisms; only a representative per orbit
   is searched, the other members' matches are its matches composed with the automorphism, and
