@@ -7,8 +7,8 @@ GAMMA's GH; 6-vertex dense (average degree >= 3), sparse (connected, not a tree,
 1% and 10% of the edges, half deletions of present edges and half insertions of held-out edges
 (seeded). ``--variants`` applies the same batches side by side to GAMMA without work stealing
 in blocks (``nosteal``) or donation between them (``noring``), with another donation poll
-(``pollN``: every N + 1 levels a warp makes, N = 2**j - 1), without coalesced search, seed splitting or
-class-narrowed rows, or to the CPU path. Per batch:
+(``pollN``: every N + 1 levels a warp makes, N = 2**j - 1), without coalesced search, seed
+splitting or class-narrowed rows, or to the CPU path. Per batch:
 ``apply`` latency (``--counts-only``: the delta's sizes only, which the GPU counts on the
 device), the delta's size, and a recount of
 the matches of the after-graph from scratch with the best static engine on the same device

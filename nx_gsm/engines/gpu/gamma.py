@@ -866,9 +866,10 @@ def _delta_kernel(n_tasks, n_groups, g_first, g_rank, g_x, g_y, g_toff, g_parts,
 
     Donation across blocks (``steal & 2``; a block's warps can only steal from each other, and
     blocks finish unevenly): a busy warp that sees idle warps in the grid (every ``poll + 1``
-    levels it makes, ``poll`` = 2**j - 1) moves the same tail half, with its partial match, rank and order table,
-    into a slot of a global ring (``q_meta`` = rank, table, level, entries; ``q_m``; ``q_ent``)
-    which an idle warp of any block claims (:func:`_donate`, :func:`_claim`).
+    levels it makes, ``poll`` = 2**j - 1) moves the same tail half, with its partial match,
+    rank and order table, into a slot of a global ring (``q_meta`` = rank, table, level,
+    entries; ``q_m``; ``q_ent``) which an idle warp of any block claims (:func:`_donate`,
+    :func:`_claim`).
 
     Tasks come in seed groups (:meth:`GammaDelta._seeds`): group ``g`` seeds the updated item
     ``(g_x[g], g_y[g])`` onto each order table ``tlist[g_toff[g] + i]``, each of them split
