@@ -277,13 +277,15 @@ def _edit_plain(G, remove, add, gone=(), new=()):
     """Edit a plain ``nx.Graph`` / ``nx.DiGraph`` through its adjacency dicts, without NetworkX's
     per-call checks (the edits were validated): delete the edges ``(u, v, ...)`` of ``remove``,
     the nodes ``gone``, add the nodes ``(n, attrs)`` of ``new``, then set the edges
-    ``(u, v, datum)`` of ``add`` (one datum object for both entries of an edge, as given)."""
+    ``(u, v, datum)`` of ``add`` (one datum object for both entries of an edge, as given).
+    Returns the data of the deleted edges, in ``remove``'s order."""
     directed = G.is_directed()
     succ = _succ(G)
     pred = G._pred if directed else succ
+    data = []
     for e in remove:
         u, v = e[0], e[1]
-        del succ[u][v]
+        data.append(succ[u].pop(v))
         if directed or u != v:  # an undirected self-loop is one entry
             del pred[v][u]
     G.remove_nodes_from(gone)
@@ -291,6 +293,7 @@ def _edit_plain(G, remove, add, gone=(), new=()):
     for u, v, d in add:
         succ[u][v] = pred[v][u] = d
     getattr(nx, "_clear_cache", lambda g: None)(G)  # NetworkX caches (3.3+)
+    return data
 
 
 def _same(a, b):
@@ -320,7 +323,8 @@ class _Batch:
     def apply_to(self, G):
         """Apply to a NetworkX graph (all items were validated against the before state)."""
         if type(G) in (nx.Graph, nx.DiGraph):
-            return self._apply_plain(G)
+            self._apply_plain(G)
+            return
         multi = G.is_multigraph()
         for u, v, key in self.del_edges:
             if multi:
@@ -440,11 +444,8 @@ class _PairsBatch(_Batch):
 
     def apply_undoable(self, G):
         """Apply the batch to a plain ``nx.Graph`` / ``nx.DiGraph`` and return what :meth:`undo`
-        needs to take it back (the data of the deleted edges)."""
-        succ = _succ(G)
-        gone = [succ[u][v] for u, v in self.pairs[1]]
-        self._apply_plain(G)
-        return gone
+        needs to take it back (the data of the deleted edges, read as they go)."""
+        return self._apply_plain(G)
 
     def undo(self, G, gone):
         """Take back :meth:`apply_undoable` (its return value ``gone``): ``G`` has the edges
@@ -454,7 +455,7 @@ class _PairsBatch(_Batch):
 
     def _apply_plain(self, G):
         ins, dels = self.pairs
-        _edit_plain(G, dels, [(u, v, {}) for u, v in ins])
+        return _edit_plain(G, dels, [(u, v, {}) for u, v in ins])
 
 
 def _distinct_pairs(ins, dels, directed):
