@@ -91,6 +91,39 @@ def _quiet():
 # device functions shared by the BFS and DFS kernels
 # ---------------------------------------------------------------------------------------------
 @cuda.jit(device=True)
+def _ring_take(ctl, c_head, c_tail, c_busy, c_idle, ready, r_off, q_cap):
+    """gMatch Sec. 4.3's global ring of donated work, the claiming side (gMatch's ``_fetch``
+    and GAMMA's ``_claim``), run by lane 0 of an idle warp counted idle and not busy in
+    ``ctl[c_idle]`` / ``ctl[c_busy]``. ``ctl[c_head]``/``ctl[c_tail]`` count claims and
+    reservations; slot ``h % q_cap``'s ready word ``ready[r_off + h % q_cap]`` carries
+    generation ``h + 1`` once its donor has written it. Returns the claimed ``h`` (the warp
+    then counts busy, not idle), -1 if nothing was claimed now, -2 if the kernel's work is
+    done: the ring was empty, then no warp was busy, then no reservation had been made since
+    (every donation is reserved while its donor is busy, and a warp counts itself busy before
+    it claims)."""
+    h = cuda.atomic.add(ctl, c_head, 0)
+    tl = cuda.atomic.add(ctl, c_tail, 0)
+    if h < tl:
+        cuda.atomic.add(ctl, c_busy, 1)
+        cuda.threadfence()
+        if cuda.atomic.cas(ctl, c_head, h, h + 1) == h:
+            cuda.atomic.add(ctl, c_idle, -1)
+            while cuda.atomic.add(ready, r_off + h % q_cap, 0) != h + 1:
+                _pause(32)
+            cuda.threadfence()
+            return h
+        cuda.atomic.add(ctl, c_busy, -1)  # lost the race for this entry
+        cuda.threadfence()
+        return h * 0 - 1
+    cuda.threadfence()
+    if cuda.atomic.add(ctl, c_busy, 0) == 0:
+        cuda.threadfence()
+        if cuda.atomic.add(ctl, c_tail, 0) == tl:
+            return h * 0 - 2
+    return h * 0 - 1
+
+
+@cuda.jit(device=True)
 def _find(indptr, indices, x, y):
     """Binary search for ``y`` in the sorted row ``x`` (gMatch Sec. 5.2: log(d_max) per check)."""
     lo = indptr[x]

@@ -54,7 +54,8 @@ from numba import cuda, int32, int64
 from ...incremental import _datum, _same
 from ...plan.planner import _depth_arrays
 from . import faults
-from .common import _ballot, _host, _kernel_array, _pause, _quiet, _sim_reset, _wsync
+from .common import (_ballot, _host, _kernel_array, _pause, _quiet, _ring_take, _sim_reset,
+                     _wsync)
 from .device import array_module, device_reason, is_simulator
 
 __all__ = ["RowPMA", "GammaDelta", "gamma_reason", "KMAX"]
@@ -736,13 +737,27 @@ def _group(first, n, t):
 
 
 @cuda.jit(device=True)
+def _tail_half(S_p, S_end, w, lo, hi):
+    """Warp ``w``'s shallowest level in ``[lo, hi)`` with >= 2 untaken entries and the tail half
+    of them: (level, first entry, entries), level -1 if none. The caller holds ``w``'s lock
+    (GAMMA Sec. V-A's steal unit, the digest's A2.8), so the entries stay untaken."""
+    for lv in range(lo, hi):
+        pp = _peek(S_p, w, lv)
+        ee = _peek(S_end, w, lv)
+        if ee - pp >= 2:
+            take = (ee - pp) // 2
+            return lv, ee - take, take
+    return -1, 0, 0
+
+
+@cuda.jit(device=True)
 def _find_victim(wib, k, S_lock, S_p, S_end, S_busy, B):
     """GAMMA Sec. V-A active stealing (the digest's A2.8 protocol), run by lane 0 of an idle
     warp: the first other warp of the block (scanning from the next one) with >= 2 untaken
     entries at some level; returns with that warp's lock held and ``B[wib, 0..3]`` = (victim,
-    level, first stolen entry, entries), the shallowest such level, the tail half of its untaken
-    entries. Returns 1 if so, 0 if nothing is stealable now but some warp is busy, -1 if no
-    other warp of the block is busy (the thief may leave)."""
+    level, first stolen entry, entries) (:func:`_tail_half`). Returns 1 if so, 0 if nothing is
+    stealable now but some warp is busy, -1 if no other warp of the block is busy (the thief
+    may leave)."""
     busy = 0
     for i in range(1, _WPB):
         v = (wib + i) % _WPB
@@ -757,16 +772,13 @@ def _find_victim(wib, k, S_lock, S_p, S_end, S_busy, B):
         if hit < 0:
             continue
         _lock(S_lock, v, 1)
-        for lv in range(k - 1):
-            pp = _peek(S_p, v, lv)
-            ee = _peek(S_end, v, lv)
-            if ee - pp >= 2:
-                take = (ee - pp) // 2
-                B[wib, 0] = v
-                B[wib, 1] = lv
-                B[wib, 2] = ee - take
-                B[wib, 3] = take
-                return 1
+        lv, first, take = _tail_half(S_p, S_end, v, 0, k - 1)
+        if lv >= 0:
+            B[wib, 0] = v
+            B[wib, 1] = lv
+            B[wib, 2] = first
+            B[wib, 3] = take
+            return 1
         _unlock(S_lock, v, 1)
     if busy == 0:
         return -1
@@ -776,40 +788,21 @@ def _find_victim(wib, k, S_lock, S_p, S_end, S_busy, B):
 @cuda.jit(device=True)
 def _claim(ctl, q_cap):
     """Lane 0 of an idle warp (counted idle and not busy): claim the oldest donated unit of the
-    ring. Returns its slot (the warp then counts as busy and its donor has written the slot),
-    -1 if none now, -2 if the kernel's work is done: the ring was empty, then no warp was busy,
-    then no unit had been reserved since (every donation is reserved while its donor is busy,
-    and a warp counts itself busy before it claims; the termination of gMatch's ``_fetch``)."""
-    h = cuda.atomic.add(ctl, _C_HEAD, 0)
-    tl = cuda.atomic.add(ctl, _C_TAIL, 0)
-    if h < tl:
-        cuda.atomic.add(ctl, _C_BUSY, 1)
-        cuda.threadfence()
-        if cuda.atomic.cas(ctl, _C_HEAD, h, h + 1) == h:
-            cuda.atomic.add(ctl, _C_IDLE, -1)
-            s = h % q_cap
-            while cuda.atomic.add(ctl, _C_RDY + s, 0) != h + 1:
-                _pause(32)
-            cuda.threadfence()
-            return s
-        cuda.atomic.add(ctl, _C_BUSY, -1)
-        cuda.threadfence()
-        return -1
-    cuda.threadfence()
-    if cuda.atomic.add(ctl, _C_BUSY, 0) == 0:
-        cuda.threadfence()
-        if cuda.atomic.add(ctl, _C_TAIL, 0) == tl:
-            return -2
-    return -1
+    ring (:func:`common._ring_take`). Returns its slot (the warp then counts as busy and its
+    donor has written the slot), -1 if none now, -2 if the kernel's work is done."""
+    h = _ring_take(ctl, _C_HEAD, _C_TAIL, _C_BUSY, _C_IDLE, ctl, _C_RDY, q_cap)
+    if h >= 0:
+        return h % q_cap
+    return h
 
 
 @cuda.jit(device=True)
 def _donate(ctl, q_cap, wib, base, d, lk, S_lock, S_p, S_end, B):
     """Lane 0 of a busy warp, with warps idle somewhere in the grid and fewer units waiting in
     the ring than idle warps: reserve a ring slot and give up the tail half of the untaken
-    entries at the warp's shallowest level with >= 2 of them (as a thief in its block would
-    take them; GAMMA Sec. V-A's stealing, across blocks). Returns the slot, with ``B[wib, 0..3]``
-    = (generation, level, first entry given, entries), or -1."""
+    entries at the warp's shallowest level with >= 2 of them (:func:`_tail_half`, as a thief in
+    its block would take them; GAMMA Sec. V-A's stealing, across blocks). Returns the slot, with
+    ``B[wib, 0..3]`` = (generation, level, first entry given, entries), or -1."""
     idle = cuda.atomic.add(ctl, _C_IDLE, 0)
     if idle <= 0:
         return -1
@@ -818,25 +811,19 @@ def _donate(ctl, q_cap, wib, base, d, lk, S_lock, S_p, S_end, B):
     if tl - hd >= idle or tl - hd >= q_cap:
         return -1
     _lock(S_lock, wib, lk)  # a thief of the block may be lowering S_end
-    hit = -1
-    for lv in range(base, d + 1):
-        if S_end[wib, lv] - S_p[wib, lv] >= 2:
-            hit = lv
-            break
-    if hit < 0 or cuda.atomic.cas(ctl, _C_TAIL, tl, tl + 1) != tl:
+    lv, first, take = _tail_half(S_p, S_end, wib, base, d + 1)
+    if lv < 0 or cuda.atomic.cas(ctl, _C_TAIL, tl, tl + 1) != tl:
         _unlock(S_lock, wib, lk)
         return -1
-    e = S_end[wib, hit]
-    take = (e - S_p[wib, hit]) // 2
-    S_end[wib, hit] = e - take
+    S_end[wib, lv] = first
     _unlock(S_lock, wib, lk)
     s = tl % q_cap
     while cuda.atomic.add(ctl, _C_RDY + s, 0) != 0:  # its last unit's claimer is still reading
         _pause(32)
     cuda.threadfence()
     B[wib, 0] = tl + 1
-    B[wib, 1] = hit
-    B[wib, 2] = e - take
+    B[wib, 1] = lv
+    B[wib, 2] = first
     B[wib, 3] = take
     return s
 
@@ -852,11 +839,12 @@ def _delta_kernel(n_tasks, n_groups, g_first, g_rank, g_x, g_y, g_toff, g_parts,
     """GAMMA Alg. 1 (WBM) with the digest's corrections: one warp per task (an updated item
     seeded onto a pattern pair, loop or isolated node), warp-cooperative candidate generation
     per depth (lanes split the shortest backward-neighbour row, ballot compaction into the
-    warp's level buffer ``cbuf``), depth-first over the levels. ``ctl[0]`` hands out tasks,
-    ``ctl[1]`` counts matches (rows past ``out_cap`` are counted, not written; with
+    warp's level buffer ``cbuf``), depth-first over the levels. ``ctl[_C_TASK]`` hands out
+    tasks, ``ctl[_C_MATCH]`` counts matches (rows past ``out_cap`` are counted, not written;
+    with
     ``out_cap == 0`` each match counts ``tab_wt`` of its order table: the size of its pattern
     pair's automorphism orbit, Sec. V-B, and each warp adds its count once, when it stops),
-    ``ctl[2]`` counts steals (the other words: ``_C_*``).
+    ``ctl[_C_STEAL]`` counts steals (the other words: ``_C_*``).
 
     Work stealing (Sec. V-A, ``steal & 1``): each warp's level pointers ``S_p``/``S_end``, its
     partial match ``S_m`` and task ``S_task`` sit in shared memory behind a per-warp lock; once
@@ -908,15 +896,15 @@ def _delta_kernel(n_tasks, n_groups, g_first, g_rank, g_x, g_y, g_toff, g_parts,
     ns_back = 64
     part = 0
     parts = 1
-    # counting (out_cap == 0): the warp's matches, added to ctl[1] once when it stops -- an
-    # atomic per warp round on one address serialised the warps of a large count
+    # counting (out_cap == 0): the warp's matches, added to ctl[_C_MATCH] once when it stops --
+    # an atomic per warp round on one address serialised the warps of a large count
     acc = int64(0)
     while True:
         t = n_tasks
         if not drained:
             # a persistent warp takes its next task from the global counter (the digest's A2.7)
             if lane == 0:
-                B[wib, 0] = cuda.atomic.add(ctl, 0, 1)
+                B[wib, 0] = cuda.atomic.add(ctl, _C_TASK, 1)
             _wsync()
             t = B[wib, 0]
             _wsync()
@@ -948,7 +936,7 @@ def _delta_kernel(n_tasks, n_groups, g_first, g_rank, g_x, g_y, g_toff, g_parts,
                 if out_cap == 0:
                     acc += tab_wt[tab]
                 elif lane == 0:
-                    _emit(out, out_tab, cuda.atomic.add(ctl, 1, 1), m, k - 1, bo, tab,
+                    _emit(out, out_tab, cuda.atomic.add(ctl, _C_MATCH, 1), m, k - 1, bo, tab,
                           order_t, out_cap)
                 continue
             if lane == 0:  # the prefix thieves copy (no level of this warp is stealable yet)
@@ -1155,7 +1143,7 @@ def _delta_kernel(n_tasks, n_groups, g_first, g_rank, g_x, g_y, g_toff, g_parts,
                     acc += c * wt
                 elif d == k - 1:
                     if lane == 0:
-                        B[wib, 0] = cuda.atomic.add(ctl, 1, c * wt)
+                        B[wib, 0] = cuda.atomic.add(ctl, _C_MATCH, c * wt)
                     _wsync()
                     if good:
                         m[d] = v
@@ -1200,7 +1188,7 @@ def _delta_kernel(n_tasks, n_groups, g_first, g_rank, g_x, g_y, g_toff, g_parts,
                         cuda.atomic.add(ctl, _C_DON, 1)
             _wsync()
     if lane == 0 and acc > 0:
-        cuda.atomic.add(ctl, 1, acc)
+        cuda.atomic.add(ctl, _C_MATCH, acc)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1692,22 +1680,18 @@ class GammaDelta:
         # a match using an updated item is then invalid on the other side: the sets are disjoint
         disjoint = bool(np.all(m0 != m1) if self.mono == 0 else np.all((m0 > 0) != (m1 > 0)))
         cap = 0 if counts_only and disjoint else None
-        # each vertex an updated item touches: its run of keys in mk (see _ok)
-        tf = np.zeros(len(self.keys), dtype=bool)
-        tf[cx], tf[cy] = True, True
-        if use_nodes:
-            tf[gone], tf[newn] = True, True
-        t_ids = np.flatnonzero(tf)
-        t_lo = np.searchsorted(mk, t_ids * nn)
-        t_hi = np.searchsorted(mk, (t_ids + 1) * nn)
-        xp = self.xp
-        self.trange[:] = 0
-        if t_ids.size:
-            self.trange[xp.asarray(t_ids)] = xp.asarray(((t_lo + 1) << 32) | t_hi)
+        # each vertex an updated item touches: its run of keys in mk (see _ok; a new or deleted
+        # node's run is empty unless isolated pattern nodes make nodes items)
         mark = np.zeros(len(self.keys), dtype=bool)
         for ids in (cx, cy, gone, newn):
             mark[ids] = True
         touched_ids = np.flatnonzero(mark)
+        t_lo = np.searchsorted(mk, touched_ids * nn)
+        t_hi = np.searchsorted(mk, (touched_ids + 1) * nn)
+        xp = self.xp
+        self.trange[:] = 0
+        if touched_ids.size:
+            self.trange[xp.asarray(touched_ids)] = xp.asarray(((t_lo + 1) << 32) | t_hi)
         mk_d, mr_d = xp.asarray(mk), xp.asarray(mr)
         nn = int(nn)
 
@@ -1864,9 +1848,9 @@ class GammaDelta:
         nw = blocks * _WPB
         faults.point("dfs_buffers")
         cbuf = self._args.buffer("cbuf", (nw, max(k - 1, 1), cap), np.int32)
-        # the donation ring: a slot per warp, at most ~64 MB of entries
-        q_cap = max(1, min(nw, (1 << 24) // cap))
-        ctl = self._args.buffer(f"ctl{which}", (_C_RDY + q_cap,), np.int64)
+        # the donation ring: a slot per warp, at most ~64 MB of entries (none without donation)
+        q_cap = max(1, min(nw, (1 << 24) // cap)) if self.donate else 1
+        ctl_d, ctl = self._args.buffer(f"ctl{which}", (_C_RDY + q_cap,), np.int64)
         ring = [self._args.buffer(n, shape, dt)[1] for n, shape, dt in
                 (("q_meta", (q_cap, 4), np.int64), ("q_m", (q_cap, KMAX), np.int32),
                  ("q_ent", (q_cap, cap), np.int32))]
@@ -1893,7 +1877,7 @@ class GammaDelta:
             else:  # counting: the kernel writes no rows
                 out = self._args.buffer("out0", (1, k), np.int32)[1]
                 out_tab = self._args.buffer("out_tab0", (1,), np.int32)[1]
-            ctl[0].fill(0)
+            ctl_d.fill(0)
             _sim_reset()
             faults.point("launch")
             clock = _Clock(xp)
@@ -1904,19 +1888,19 @@ class GammaDelta:
                     arg("vcls", self.vcls), arg("ukey", self.ukey), self.narrow_row,
                     arg("trange", self.trange), arg("mk", mk), arg("mr", mr), nn, n_nodes,
                     int(self.edge_match is not None), self.mono, int(self.directed), cbuf[1],
-                    out, out_tab, out_cap, ctl[1],
+                    out, out_tab, out_cap, ctl,
                     int(self.steal) | (2 if self.donate else 0), *ring, q_cap, self.poll)
             clock.stop()
             if count_only:
-                return lambda: self._collect(ctl, n_tasks, nw, [clock])
+                return lambda: self._collect(ctl_d, n_tasks, nw, [clock])
             clocks.append(clock)
-            c = _host(ctl[0][:_C_RDY])  # (synchronises)
-            total = int(c[1])
+            c = _host(ctl_d[:_C_RDY])  # (synchronises)
+            total = int(c[_C_MATCH])
             if total <= out_cap:
                 break
             out_cap = total  # relaunched with room for every row
             self.out_capacity = max(self.out_capacity, total)
-        self._collect(ctl, n_tasks, nw, clocks, c)
+        self._collect(ctl_d, n_tasks, nw, clocks, c)
         rows = _host(out_d[:total])
         tabs = _host(tab_d[:total])
         rows = self._unfold(rows, tabs)
@@ -1933,8 +1917,8 @@ class GammaDelta:
         (one read per search)."""
         faults.point("collect")
         if c is None:
-            c = _host(ctl[0][:_C_RDY])  # (synchronises)
-        total = int(c[1])
+            c = _host(ctl[:_C_RDY])  # (synchronises)
+        total = int(c[_C_MATCH])
         dt = sum(c.seconds() for c in clocks)
         st = self.last_stats
         st["tasks"] = st.get("tasks", 0) + int(n_tasks)

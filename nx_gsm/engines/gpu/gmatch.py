@@ -47,7 +47,8 @@ from numba import cuda, int8, int32, int64
 from ..base import UNLIMITED, PartialCount
 from . import faults
 from .common import (_DevPlan, _ballot, _cand_at, _dup_ok, _exact_sum, _feasible, _host,
-                     _kernel_array, _local_cands, _pause, _quiet, _sim_reset, _wsync)
+                     _kernel_array, _local_cands, _pause, _quiet, _ring_take, _sim_reset,
+                     _wsync)
 from .device import array_module, device_info, is_simulator, memory_budget
 
 __all__ = ["GMatchEngine", "KMAX_LIMIT", "kernel_resources"]
@@ -131,12 +132,8 @@ def _bfs_check_kernel(rows, L, n, T, incl, lo_arr, kind_arr, order, cand_bits, c
 @cuda.jit(device=True)
 def _fetch(ctl, n_pool, steal, q_ready, q_cap):
     """gMatch Sec. 4.3: take the next pool row (atomic counter) or, once the pool is exhausted,
-    a donated partial match from the global queue; returns (source, index), source 0 = no work.
-
-    Run by lane 0 only. The queue is a ring of ``q_cap`` slots; ``QHEAD``/``QTAIL`` count claims
-    and reservations. Termination: a warp leaves only after seeing the queue empty, then no busy
-    warp, then the queue tail unchanged (every push happens while its donor is busy, and a warp
-    counts itself busy before it claims).
+    a donated partial match from the global queue (:func:`common._ring_take`, which also
+    decides termination); returns (source, index), source 0 = no work. Run by lane 0 only.
     """
     t = cuda.atomic.add(ctl, C_POOL, 1)
     if t < n_pool:
@@ -151,32 +148,14 @@ def _fetch(ctl, n_pool, steal, q_ready, q_cap):
     while True:
         if cuda.atomic.add(ctl, C_STOP, 0) != 0:
             return 0, t
-        h = cuda.atomic.add(ctl, C_QHEAD, 0)
-        tl = cuda.atomic.add(ctl, C_QTAIL, 0)
-        if h < tl:
-            cuda.atomic.add(ctl, C_BUSY, 1)
-            cuda.threadfence()
-            old = cuda.atomic.cas(ctl, C_QHEAD, h, h + 1)
-            if old == h:
-                cuda.atomic.add(ctl, C_IDLE, -1)
-                # the ring slot carries generation h + 1 once its donor has written it
-                while cuda.atomic.add(q_ready, h % q_cap, 0) != h + 1:
-                    _pause(32)
-                cuda.threadfence()
-                cuda.atomic.add(ctl, C_STOLEN, 1)
-                return 2, h
-            cuda.atomic.add(ctl, C_BUSY, -1)
-            cuda.threadfence()
-            _pause(ns)  # lost the race for this entry: back off before trying again
-            if ns < 8192:
-                ns *= 2
-            continue
-        cuda.threadfence()
-        if cuda.atomic.add(ctl, C_BUSY, 0) == 0:
-            cuda.threadfence()
-            if cuda.atomic.add(ctl, C_QTAIL, 0) == tl:
-                return 0, t
-        # exponential back-off keeps thousands of idle warps off the shared counters
+        h = _ring_take(ctl, C_QHEAD, C_QTAIL, C_BUSY, C_IDLE, q_ready, 0, q_cap)
+        if h >= 0:
+            cuda.atomic.add(ctl, C_STOLEN, 1)
+            return 2, h
+        if h == -2:
+            return 0, t
+        # lost a race or nothing yet: exponential back-off keeps thousands of idle warps off
+        # the shared counters
         _pause(ns)
         if ns < 8192:
             ns *= 2
