@@ -296,6 +296,46 @@ def _edit_plain(G, remove, add, gone=(), new=()):
     return data
 
 
+class _NotPlain(Exception):
+    """A batch of plain rows whose deferred check failed: it goes down the general path, which
+    resolves it or names the problem (internal; never reaches the user)."""
+
+
+def _edit_checked(G, ins, dels):
+    """:func:`_edit_plain` for the plain rows of a :class:`_PairsBatch` not yet checked against
+    ``G``, checking as it edits (one pass over the adjacency dicts instead of two): every
+    deletion's edge present, every insertion's endpoints present and its edge new. Returns the
+    deleted edges' data, or None with ``G`` as it was if a row fails (the rows are distinct)."""
+    directed = G.is_directed()
+    succ = _succ(G)
+    pred = G._pred if directed else succ
+    data = []
+    try:
+        for u, v in dels:
+            data.append(succ[u].pop(v))
+            if directed or u != v:
+                del pred[v][u]
+    except (KeyError, TypeError):  # a missing edge or node, an unhashable key
+        for (u, v), d in zip(dels, data):
+            succ[u][v] = pred[v][u] = d
+        return None
+    done = 0
+    try:
+        for u, v in ins:
+            su = succ.get(u)
+            if su is None or v in su or v not in succ:
+                break
+            su[v] = pred[v][u] = {}
+            done += 1
+    except TypeError:
+        pass
+    if done < len(ins):
+        _edit_plain(G, ins[:done], [(u, v, d) for (u, v), d in zip(dels, data)])
+        return None
+    getattr(nx, "_clear_cache", lambda g: None)(G)
+    return data
+
+
 def _same(a, b):
     if a is b:
         return True
@@ -415,9 +455,12 @@ class _PairsBatch(_Batch):
     built from the rows on first use: GAMMA reads the rows as id columns and the NetworkX update
     reads the rows, so a batch that goes there never builds them (2,890 rows: ~2 ms of Python)."""
 
-    def __init__(self, ins, dels, canon):
+    def __init__(self, ins, dels, canon, checked=True):
         self.pairs = (ins, dels)
         self._canon = canon  # the matcher's canonical pair type
+        # False: the rows' existence is checked later, against the matcher's graph, by the
+        # first of verify() and apply_undoable() (GAMMA searches the device while it runs)
+        self.checked = checked
         self.new_nodes = {}
         self.gone_nodes = []
         self.replaced = {}
@@ -442,10 +485,35 @@ class _PairsBatch(_Batch):
     def empty(self):
         return not (self.pairs[0] or self.pairs[1])
 
+    def verify(self, G):
+        """Check the rows against ``G`` (the graph before the batch) if not yet done: every
+        deletion present, every insertion new between existing nodes; raises
+        :class:`_NotPlain` if not."""
+        if self.checked:
+            return
+        ins, dels = self.pairs
+        succ = _succ(G)
+        try:
+            ok = all([v in succ[u] for u, v in dels]) and not any([v in succ[u] for u, v in ins]) \
+                and all([v in succ for _, v in ins])
+        except (KeyError, TypeError):
+            ok = False
+        if not ok:
+            raise _NotPlain()
+        self.checked = True
+
     def apply_undoable(self, G):
         """Apply the batch to a plain ``nx.Graph`` / ``nx.DiGraph`` and return what :meth:`undo`
-        needs to take it back (the data of the deleted edges, read as they go)."""
-        return self._apply_plain(G)
+        needs to take it back (the data of the deleted edges, read as they go). Rows not yet
+        checked are checked as they go (:class:`_NotPlain`, ``G`` unchanged, if one fails)."""
+        if self.checked:
+            return self._apply_plain(G)
+        ins, dels = self.pairs
+        data = _edit_checked(G, ins, dels)
+        if data is None:
+            raise _NotPlain()
+        self.checked = True
+        return data
 
     def undo(self, G, gone):
         """Take back :meth:`apply_undoable` (its return value ``gone``): ``G`` has the edges
@@ -691,7 +759,11 @@ class IncrementalMatcher:
                 BatchResult([], [], self._count)
         # nothing below changes any state until the commit, so an exception from a user callable
         # during the searches leaves the matcher as it was
-        before, after, G1, g1 = self._delta(batch, counts_only)
+        try:
+            before, after, G1, g1 = self._delta(batch, counts_only)
+        except _NotPlain:  # plain rows that failed their deferred check: the general path
+            batch = self._normalise(insert, delete, nodes, delete_nodes, *cols, plain=False)
+            before, after, G1, g1 = self._delta(batch, counts_only)
         hk = self._h.node_keys
         if isinstance(before, int):  # counted on the device: the two sides are disjoint
             added = removed = None
@@ -721,8 +793,8 @@ class IncrementalMatcher:
         return (u, v) if self._directed else frozenset((u, v))
 
     def _normalise(self, insert, delete, nodes, delete_nodes, source="source", target="target",
-                   edge_key=None, edge_attr=True, node_key="node", node_attr=True):
-        if not self._multi and nodes is None and delete_nodes is None:
+                   edge_key=None, edge_attr=True, node_key="node", node_attr=True, plain=True):
+        if plain and not self._multi and nodes is None and delete_nodes is None:
             b = self._pairs_batch(insert, delete)
             if b is not None:
                 return b
@@ -818,7 +890,9 @@ class IncrementalMatcher:
         """The batch of a simple graph given as plain ``(u, v)`` rows between existing nodes,
         validated and resolved in whole-list passes (a 1% batch on GitHub, on the H200's host:
         3-5 ms, was 12 ms), or None whenever anything needs the general path -- other rows, new
-        nodes, a pair in both lists, any error (which the general path then names)."""
+        nodes, a pair in both lists, any error (which the general path then names). Where GAMMA
+        takes the batch, the rows' membership is checked later, as the matcher's graph takes
+        the batch while the device searches (``_PairsBatch.apply_undoable``)."""
         rows = []
         for obj in (insert, delete):
             if obj is None:
@@ -833,16 +907,19 @@ class IncrementalMatcher:
                 return None
             rows.append(obj)
         ins, dels = rows
-        succ = _succ(self._G)  # keyed by every node
-        try:  # a missing (KeyError) or unhashable (TypeError) endpoint: the general path
-            if not all([v in succ[u] for u, v in dels]) or any([v in succ[u] for u, v in ins]) \
-                    or not all([v in succ for _, v in ins]):
+        try:  # an unhashable endpoint (TypeError): the general path names it
+            if not _distinct_pairs(ins, dels, self._directed):
                 return None
-        except (KeyError, TypeError):
+        except TypeError:
             return None
-        if not _distinct_pairs(ins, dels, self._directed):
-            return None
-        return _PairsBatch(ins, dels, tuple if self._directed else frozenset)
+        b = _PairsBatch(ins, dels, tuple if self._directed else frozenset, checked=False)
+        if self._gamma is None or type(self._G) not in (nx.Graph, nx.DiGraph):
+            try:
+                b.verify(self._G)
+            except _NotPlain:
+                return None
+        # else GAMMA's searches start first; the check runs beside them (see _delta)
+        return b
 
     def _resolve_simple(self, b, ins, dels):
         succ = _succ(self._G)
@@ -1057,14 +1134,22 @@ class IncrementalMatcher:
                 hook = lambda: done.append(batch.apply_undoable(self._G))  # noqa: E731
             try:
                 before, after = self._gamma.delta(self, batch, counts_only, hook)
+                if not done and batch.pairs is not None:
+                    batch.verify(self._G)  # (GAMMA checks rows it reads through the graph)
                 batch.on_graph = bool(done)
                 return before, after, None, None
+            except _NotPlain:
+                # the rows were searched and applied on the device before their check failed
+                self._gamma.drop()
+                raise
             except BaseException as exc:
                 if done:
                     batch.undo(self._G, done.pop())
                 if not isinstance(exc, device_errors()):
                     raise
                 # GAMMA dropped its device graph; the CPU path below finishes the batch
+        if isinstance(batch, _PairsBatch):
+            batch.verify(self._G)
         G0 = self._G
         # one group per unordered node pair: both orientations share one local region
         groups = {}

@@ -8,7 +8,8 @@ import random
 import networkx as nx
 import numpy as np
 
-__all__ = ["CLASSES", "random_graph", "random_case", "rows_of", "row_set", "kill_once_plugin"]
+__all__ = ["CLASSES", "random_graph", "random_case", "rows_of", "row_set", "kill_once_plugin",
+           "plain_row_batches"]
 
 CLASSES = [nx.Graph, nx.DiGraph, nx.MultiGraph, nx.MultiDiGraph]
 
@@ -105,3 +106,55 @@ def kill_once_plugin(marker, prefix="gsm-count_"):
                 os._exit(1)
 
     return KillOnce(marker)
+
+
+def plain_row_batches(engine):
+    """Batches of plain ``(u, v)`` rows, valid and not, applied to an ``IncrementalMatcher`` on
+    ``engine`` and to one on the CPU path side by side (undirected and directed, node keys that
+    are ids and keys that are not): an invalid batch raises the same ``BatchError`` on both and
+    changes nothing (GAMMA checks such rows while its searches run and drops its device graph
+    when they fail), and every valid batch after it gives the same answers. Raises
+    AssertionError on a difference; returns the number of batches compared."""
+    from .incremental import BatchError, IncrementalMatcher
+
+    def mset(ms):
+        return {frozenset(m.items()) for m in ms}
+
+    n = 0
+    for directed in (False, True):
+        for relabel in (False, True):
+            G = nx.gnm_random_graph(40, 140, seed=5, directed=directed)
+            if relabel:
+                G = nx.relabel_nodes(G, {i: f"v{i}" for i in G})
+            key = (lambda i: f"v{i}") if relabel else (lambda i: i)
+            H = nx.path_graph(3, create_using=nx.DiGraph if directed else nx.Graph)
+            ms = [IncrementalMatcher(G, H, engine=e) for e in (engine, "cpu")]
+            edges = sorted(G.edges(), key=str)
+            absent = [(key(u), key(v)) for u in range(40) for v in range(40)
+                      if u != v and not G.has_edge(key(u), key(v))][:6]
+            batches = [
+                dict(insert=absent[:2], delete=edges[:2]),  # valid
+                dict(insert=absent[2:3], delete=[absent[3]]),  # deletes a missing edge
+                dict(insert=[edges[5]], delete=[edges[6]]),  # inserts an existing edge
+                dict(insert=[(key(1), key(2)), (key(1), key(2))]),  # a row twice
+                dict(insert=[absent[4], (key(3), key(99))]),  # a new node (the general path)
+                dict(insert=[absent[5]], delete=[edges[7], (key(0), key(-5))]),  # unknown node
+                dict(insert=[edges[0]], delete=[absent[0]]),  # undoes the first batch
+                dict(insert=[edges[1], absent[3]], delete=[edges[8]]),  # valid
+            ]
+            for b in batches:
+                out = []
+                for m in ms:
+                    before = (m.count(), sorted(map(str, m.graph.edges())))
+                    try:
+                        r = m.apply(**b)
+                    except BatchError as exc:
+                        assert (m.count(), sorted(map(str, m.graph.edges()))) == before, b
+                        out.append(("error", str(exc)))
+                        if m._gamma is not None and b is batches[1]:
+                            assert m._gamma._stale  # checked beside the search, then dropped
+                    else:
+                        out.append((mset(r.added), mset(r.removed), m.count()))
+                assert out[0] == out[1], (directed, relabel, b, out)
+                n += 1
+    return n

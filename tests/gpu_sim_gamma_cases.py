@@ -16,7 +16,7 @@ import networkx as nx  # noqa: E402
 from networkx.algorithms import isomorphism as iso  # noqa: E402
 
 from nx_gsm.incremental import IncrementalMatcher  # noqa: E402
-from nx_gsm.testing import random_graph  # noqa: E402
+from nx_gsm.testing import plain_row_batches, random_graph  # noqa: E402
 
 CLASSES = [nx.Graph, nx.DiGraph, nx.MultiGraph, nx.MultiDiGraph]
 
@@ -212,6 +212,7 @@ def main():
         case(seed)
     wide()
     symmetric()
+    print(f"plain rows, valid and not: {plain_row_batches('gamma')} batches ok", flush=True)
     print("SIM OK")
 
 

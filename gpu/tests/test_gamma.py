@@ -21,7 +21,7 @@ from networkx.algorithms import isomorphism as iso
 
 from nx_gsm.engines.gpu.gamma import gamma_reason
 from nx_gsm.incremental import IncrementalMatcher
-from nx_gsm.testing import random_graph
+from nx_gsm.testing import plain_row_batches, random_graph
 
 _REASON = gamma_reason()
 pytestmark = pytest.mark.skipif(_REASON is not None, reason=f"no usable CUDA device: {_REASON}")
@@ -255,3 +255,10 @@ def test_device_graph_tracks_many_batches():
         row = sorted(g.kid[y] for y in gpu.graph[x] if y != x)
         assert g.out.row(g.kid[x]) == row
     assert gpu.count() == cpu.count()
+
+
+def test_plain_rows_checked_beside_the_search():
+    """Plain (u, v) rows are checked against the matcher's graph while GAMMA searches and updates
+    the device: an invalid batch raises as on the CPU path, changes nothing, and drops the device
+    graph, which the next batch reloads."""
+    assert plain_row_batches("gamma") == 32

@@ -1557,6 +1557,11 @@ class GammaDelta:
         self.uploads = 0
         self._stale = False
 
+    def drop(self):
+        """Forget the device graph (a batch was applied to it and then failed its check): the
+        next batch reloads it from the matcher's graph."""
+        self._stale = True
+
     def _fault(self, exc):
         """After a device fault: drop the device graph (it may be half-updated) so that the next
         batch reloads it from the matcher's graph, and note the fault."""
@@ -1627,6 +1632,8 @@ class GammaDelta:
         new_keys = list(batch.new_nodes)
         nbits_new = self._node_bits([batch.new_nodes[x] for x in new_keys])
         cols = self._plain_columns(batch)
+        if cols is None and batch.pairs is not None:
+            batch.verify(G0)  # plain rows not read as columns: checked before they are read
         if cols is None:
             # (u, v, mult before, mult after, datum after) per changed pair
             changed = batch.changes(G0, matcher._pair)
@@ -1760,10 +1767,11 @@ class GammaDelta:
         return before, after
 
     def _plain_columns(self, batch):
-        """``(cx, cy, m0, m1)`` of a batch of plain ``(u, v)`` rows (``batch.pairs``, every
-        deletion present and every insertion new) on a graph whose node keys are its ids, read
-        straight off the rows (no per-row dict lookups); None otherwise, or with ``edge_match``
-        (whose datum the general path reads)."""
+        """``(cx, cy, m0, m1)`` of a batch of plain ``(u, v)`` rows (``batch.pairs``: every
+        deletion present and every insertion new, or else the batch's check fails while the
+        searches run and the device graph is dropped) on a graph whose node keys are its ids,
+        read straight off the rows (no per-row dict lookups); None otherwise, or with
+        ``edge_match`` (whose datum the general path reads)."""
         if batch.pairs is None or not self.ident or self.edge_match is not None:
             return None
         ins, dels = batch.pairs
@@ -1773,6 +1781,8 @@ class GammaDelta:
                                count=2 * n).reshape(n, 2)
         except (TypeError, ValueError, OverflowError):
             return None
+        if n and (ends.min() < 0 or ends.max() >= len(self.keys)):
+            return None  # not node ids of this graph (the kernels would read past the tables)
         m0 = np.zeros(n, dtype=np.int64)
         m0[: len(dels)] = 1
         return ends[:, 0].copy(), ends[:, 1].copy(), m0, 1 - m0
