@@ -115,7 +115,8 @@ def wide():
     the match)."""
     G = nx.star_graph(45)
     G.add_edges_from((i, i + 1) for i in range(1, 40, 3))
-    for H in (nx.path_graph(3), nx.path_graph(2), nx.complete_graph(3)):
+    for H in (nx.path_graph(3), nx.path_graph(2), nx.complete_graph(3), nx.path_graph(4),
+              nx.star_graph(3)):
         cpu = IncrementalMatcher(G, H, engine="cpu")
         gpu = IncrementalMatcher(G, H, engine="gamma")
         b = dict(insert=[(1, 3), (5, 46)], delete=[(0, 7), (4, 5)])
@@ -123,7 +124,13 @@ def wide():
         same = ({frozenset(m.items()) for m in rg.added} == {frozenset(m.items()) for m in rc.added}
                 and {frozenset(m.items()) for m in rg.removed}
                 == {frozenset(m.items()) for m in rc.removed})
-        print(f"wide k={len(H)} +{rg.num_added} -{rg.num_removed} ok={same}", flush=True)
+        # counting: the last depth over chunks of up to 32 entries of the level above (the
+        # star's rows: 45 entries, several warp rounds per chunk)
+        b = dict(insert=[(2, 9), (0, 47)], delete=[(1, 2), (0, 30)])
+        ng, nc = gpu.apply(**b, counts_only=True), cpu.apply(**b, counts_only=True)
+        same = same and (ng.num_added, ng.num_removed) == (nc.num_added, nc.num_removed)
+        print(f"wide k={len(H)} +{rg.num_added} -{rg.num_removed}, counted +{ng.num_added} "
+              f"-{ng.num_removed} ok={same}", flush=True)
         if not same:
             sys.exit(1)
 
