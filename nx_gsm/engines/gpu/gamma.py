@@ -902,10 +902,11 @@ def _delta_kernel(n_tasks, n_groups, g_first, g_rank, g_x, g_y, g_toff, g_parts,
     into ``g_parts[g]`` tasks; its tasks are ``g_first[g] .. g_first[g + 1] - 1``, found from
     the counter by binary search, so the host never writes a row per task.
 
-    Counting (``out_cap == 0``), the last depth is made for a chunk of up to 32 entries of the
-    level above at once (gMatch Sec. 4.2's batch exploration): each lane finds one entry's row,
-    and the warp's rounds run over all of their candidates, so rows shorter than a warp no
-    longer leave lanes idle (Nsight Compute, v16, tree 1%: 15.5 of 32 lanes active).
+    Counting (``out_cap == 0``) with a last pattern node of one backward neighbour, the last
+    depth is made for a chunk of up to 32 entries of the level above at once (gMatch Sec. 4.2's
+    batch exploration): each lane finds one entry's row, and the warp's rounds run over all of
+    their candidates, so rows shorter than a warp no longer leave lanes idle (Nsight Compute,
+    v16, tree 1%: 15.5 of 32 lanes active).
 
     Split seeds (light load balancing in the manner of gMatch): the ``part``-th of ``parts``
     tasks of a seed keeps only that contiguous slice of the candidate row at the task's first
@@ -1102,10 +1103,13 @@ def _delta_kernel(n_tasks, n_groups, g_first, g_rank, g_x, g_y, g_toff, g_parts,
                     if d < base:
                         break
                     continue
-                if out_cap == 0 and d == k - 2:
-                    # counting: the last depth for up to 32 entries of level d at once, its
-                    # candidates from all of their rows spread over the lanes (gMatch Sec. 4.2's
-                    # batch exploration; one entry's row alone is often shorter than a warp)
+                if out_cap == 0 and d == k - 2 and chk_ptr[bc + k] - chk_ptr[bc + k - 1] == 1:
+                    # counting, a last pattern node with one backward neighbour (a tree's leaf):
+                    # the last depth for up to 32 entries of level d at once, its candidates
+                    # from all of their rows spread over the lanes (gMatch Sec. 4.2's batch
+                    # exploration; one entry's row alone is often shorter than a warp). (With
+                    # more checks each lane searches other rows than its neighbours': v17, H200,
+                    # the dense pattern's 1% kernel took 2x as long, so it is not batched.)
                     if lane == 0:
                         _lock(S_lock, wib, lk)
                         pp = S_p[wib, d]
