@@ -7,7 +7,8 @@ GAMMA's GH; 6-vertex dense (average degree >= 3), sparse (connected, not a tree,
 1% and 10% of the edges, half deletions of present edges and half insertions of held-out edges
 (seeded). ``--variants`` applies the same batches side by side to GAMMA without work stealing
 in blocks (``nosteal``) or donation between them (``noring``), with another donation poll
-(``pollN``: every N + 1 levels a warp makes, N = 2**j - 1), without coalesced search, seed
+(``pollN``: every N + 1 levels a warp makes, N = 2**j - 1), with a leaf's last depth batched
+from another number of entries (``batchN``, 0: never), without coalesced search, seed
 splitting or class-narrowed rows, or to the CPU path. Per batch:
 ``apply`` latency (``--counts-only``: the delta's sizes only, which the GPU counts on the
 device), the delta's size, and a recount of
@@ -196,6 +197,8 @@ def _variant(G0, H, name):
     nm = iso.categorical_node_match("l", None)
     if name.startswith("poll"):  # pollN: the donation poll every N + 1 levels (N = 2**j - 1)
         settings = dict(poll=int(name[4:]))
+    elif name.startswith("batch"):  # batchN: a leaf's last depth batched from N entries (0: off)
+        settings = dict(batch_min=int(name[5:]))
     elif VARIANTS[name] is None:
         return IncrementalMatcher(G0, H, engine="cpu", node_match=nm)
     else:
@@ -361,7 +364,7 @@ def main(argv=None):
     ap.add_argument("--variants", default="",
                     help="side by side on the same batches, comma-separated: nosteal, "
                          "nocoalesce, nosplit, nonarrow (whole rows), plain (no stealing, "
-                         "coalescing or splitting), cpu (the CPU path)")
+                         "coalescing or splitting), noring, pollN, batchN, cpu (the CPU path)")
     ap.add_argument("--cprofile", type=int, default=0, metavar="N",
                     help="print the N most expensive functions of each timed apply (stderr)")
     ap.add_argument("--no-recount", action="store_true",

@@ -127,8 +127,12 @@ def wide():
         # counting: the last depth over chunks of up to 32 entries of the level above (the
         # star's rows: 45 entries, several warp rounds per chunk)
         b = dict(insert=[(2, 9), (0, 47)], delete=[(1, 2), (0, 30)])
-        ng, nc = gpu.apply(**b, counts_only=True), cpu.apply(**b, counts_only=True)
-        same = same and (ng.num_added, ng.num_removed) == (nc.num_added, nc.num_removed)
+        nc = cpu.apply(**b, counts_only=True)
+        for batch_min in (0, 1, 8):  # off, every chunk, the default
+            g = IncrementalMatcher(gpu.graph, H, engine="gamma")
+            g._gamma.batch_min = batch_min
+            ng = g.apply(**b, counts_only=True)
+            same = same and (ng.num_added, ng.num_removed) == (nc.num_added, nc.num_removed)
         print(f"wide k={len(H)} +{rg.num_added} -{rg.num_removed}, counted +{ng.num_added} "
               f"-{ng.num_removed} ok={same}", flush=True)
         if not same:

@@ -85,6 +85,9 @@ _C_TASK, _C_MATCH, _C_STEAL, _C_HEAD, _C_TAIL, _C_BUSY, _C_IDLE, _C_DON, _C_RDY 
 # 1%: every level 1.6-1.9x faster than no donation, every 4th 1.45x, 16th 1.15x, 64th 1.0x;
 # dense: no difference)
 _POLL = 0
+# counting, the last depth of a leaf is made for a chunk of the level above once it has at least
+# this many entries left (0: never)
+_BATCH_MIN = 8
 
 
 def gamma_reason():
@@ -873,7 +876,7 @@ def _delta_kernel(n_tasks, n_groups, g_first, g_rank, g_x, g_y, g_toff, g_parts,
                   rstart, rlen, adj, akey, amult, aemask, irstart, irlen, iadj, iakey, vcls, ukey,
                   narrow_row, trange, mkeys, mranks,
                   nn, n_nodes, has_el, mono, directed, cbuf, out, out_tab, out_cap, ctl, steal,
-                  q_meta, q_m, q_ent, q_cap, poll):
+                  q_meta, q_m, q_ent, q_cap, poll, batch_min):
     """GAMMA Alg. 1 (WBM) with the digest's corrections: one warp per task (an updated item
     seeded onto a pattern pair, loop or isolated node), warp-cooperative candidate generation
     per depth (lanes split the shortest backward-neighbour row, ballot compaction into the
@@ -903,10 +906,11 @@ def _delta_kernel(n_tasks, n_groups, g_first, g_rank, g_x, g_y, g_toff, g_parts,
     the counter by binary search, so the host never writes a row per task.
 
     Counting (``out_cap == 0``) with a last pattern node of one backward neighbour, the last
-    depth is made for a chunk of up to 32 entries of the level above at once (gMatch Sec. 4.2's
-    batch exploration): each lane finds one entry's row, and the warp's rounds run over all of
-    their candidates, so rows shorter than a warp no longer leave lanes idle (Nsight Compute,
-    v16, tree 1%: 15.5 of 32 lanes active).
+    depth is made for a chunk of up to 32 entries of the level above at once, once that level
+    has ``batch_min`` (> 0) untaken entries (gMatch Sec. 4.2's batch exploration): each lane
+    finds one entry's row, and the warp's rounds run over all of their candidates, so rows
+    shorter than a warp no longer leave lanes idle (Nsight Compute, v16, tree 1%: 15.5 of 32
+    lanes active).
 
     Split seeds (light load balancing in the manner of gMatch): the ``part``-th of ``parts``
     tasks of a seed keeps only that contiguous slice of the candidate row at the task's first
@@ -1103,30 +1107,36 @@ def _delta_kernel(n_tasks, n_groups, g_first, g_rank, g_x, g_y, g_toff, g_parts,
                     if d < base:
                         break
                     continue
-                if out_cap == 0 and d == k - 2 and chk_ptr[bc + k] - chk_ptr[bc + k - 1] == 1:
-                    # counting, a last pattern node with one backward neighbour (a tree's leaf):
-                    # the last depth for up to 32 entries of level d at once, its candidates
-                    # from all of their rows spread over the lanes (gMatch Sec. 4.2's batch
-                    # exploration; one entry's row alone is often shorter than a warp). (With
-                    # more checks each lane searches other rows than its neighbours': v17, H200,
-                    # the dense pattern's 1% kernel took 2x as long, so it is not batched.)
-                    if lane == 0:
-                        _lock(S_lock, wib, lk)
-                        pp = S_p[wib, d]
-                        c = min(S_end[wib, d] - pp, 32)
+                # take the next untaken entry of level d (under the warp's lock: thieves lower
+                # S_end), or backtrack. Counting, with a last pattern node of one backward
+                # neighbour (a tree's leaf) and >= batch_min entries left, take a chunk of up to
+                # 32 and make the last depth for all of them at once: their candidates from all
+                # of their rows spread over the lanes (gMatch Sec. 4.2's batch exploration; one
+                # entry's row alone is often shorter than a warp).
+                if lane == 0:
+                    _lock(S_lock, wib, lk)
+                    pp = S_p[wib, d]
+                    left = S_end[wib, d] - pp
+                    r = -1
+                    c = 0
+                    if (batch_min > 0 and left >= batch_min and out_cap == 0 and d == k - 2
+                            and chk_ptr[bc + k] - chk_ptr[bc + k - 1] == 1):
+                        c = min(left, 32)
                         S_p[wib, d] = pp + c
-                        _unlock(S_lock, wib, lk)
-                        B[wib, 0] = pp
-                        B[wib, 1] = c
-                    _wsync()
-                    pp = B[wib, 0]
-                    c = B[wib, 1]
-                    _wsync()
-                    if c == 0:
-                        d -= 1
-                        if d < base:
-                            break
-                        continue
+                    elif left > 0:
+                        r = cbuf[gw, d, pp]
+                        S_p[wib, d] = pp + 1
+                        S_m[wib, d] = r
+                    _unlock(S_lock, wib, lk)
+                    B[wib, 0] = r
+                    B[wib, 1] = pp
+                    B[wib, 2] = c
+                _wsync()
+                r = B[wib, 0]
+                pp = B[wib, 1]
+                c = B[wib, 2]
+                _wsync()
+                if c > 0:
                     if lane < c:  # each lane the row of one entry (lanes keep their own m)
                         r = cbuf[gw, d, pp + lane]
                         m[d] = r
@@ -1168,21 +1178,6 @@ def _delta_kernel(n_tasks, n_groups, g_first, g_rank, g_x, g_y, g_toff, g_parts,
                         acc += cuda.popc(_ballot(good)) * wt
                     _wsync()  # every lane has read the entries before the next chunk's
                     continue
-                # take the next untaken entry of level d (under the warp's lock: thieves lower
-                # S_end), or backtrack
-                if lane == 0:
-                    _lock(S_lock, wib, lk)
-                    pp = S_p[wib, d]
-                    r = -1
-                    if pp < S_end[wib, d]:
-                        r = cbuf[gw, d, pp]
-                        S_p[wib, d] = pp + 1
-                        S_m[wib, d] = r
-                    _unlock(S_lock, wib, lk)
-                    B[wib, 0] = r
-                _wsync()
-                r = B[wib, 0]
-                _wsync()
                 if r >= 0:
                     m[d] = r
                     d += 1
@@ -1357,6 +1352,7 @@ class GammaDelta:
         self.donate = bool(donate if donate is not None
                            else env("NX_GSM_GAMMA_DONATE", "1") != "0")
         self.poll = _POLL
+        self.batch_min = _BATCH_MIN
         self.coalesce = bool(coalesce if coalesce is not None
                              else env("NX_GSM_GAMMA_COALESCE", "1") != "0")
         self.split = bool(split if split is not None else env("NX_GSM_GAMMA_SPLIT", "1") != "0")
@@ -1987,7 +1983,8 @@ class GammaDelta:
                     arg("trange", self.trange), arg("mk", mk), arg("mr", mr), nn, n_nodes,
                     int(self.edge_match is not None), self.mono, int(self.directed), cbuf[1],
                     out, out_tab, out_cap, ctl,
-                    int(self.steal) | (2 if self.donate else 0), *ring, q_cap, self.poll)
+                    int(self.steal) | (2 if self.donate else 0), *ring, q_cap, self.poll,
+                    self.batch_min)
             clock.stop()
             if count_only:
                 return lambda: self._collect(ctl_d, n_tasks, nw, [clock])
