@@ -86,8 +86,10 @@ _C_TASK, _C_MATCH, _C_STEAL, _C_HEAD, _C_TAIL, _C_BUSY, _C_IDLE, _C_DON, _C_RDY 
 # dense: no difference)
 _POLL = 0
 # counting, the last depth of a leaf is made for a chunk of the level above once it has at least
-# this many entries left (0: never)
-_BATCH_MIN = 8
+# this many entries left, 0: never (v17, H200, same batches: tree 1% apply 0.061-0.063 s from 1,
+# 0.063-0.067 from 4, 0.065-0.069 from 8, 0.069-0.077 from 16, 0.089-0.092 never; the dense
+# pattern's 1% apply 0.6-1.3 ms slower from any threshold than never)
+_BATCH_MIN = 1
 
 
 def gamma_reason():
@@ -1319,6 +1321,10 @@ class GammaDelta:
     coalesce : bool, optional
         Coalesced search over automorphic pattern pairs (default on;
         ``NX_GSM_GAMMA_COALESCE=0`` turns it off). The answers are the same either way.
+
+    The attributes ``poll`` (the donation poll every ``poll + 1`` levels) and ``batch_min``
+    (counting, a leaf's last depth made for a chunk of the level above once it has this many
+    entries left; 0: never) tune the kernel; the answers are the same for any value.
 
     Device faults (out of memory, a failed launch) are not atomic on the device -- the graph
     update may stop half-way -- so :meth:`delta` drops the device graph and re-raises, and the
