@@ -913,12 +913,15 @@ class IncrementalMatcher:
         except TypeError:
             return None
         b = _PairsBatch(ins, dels, tuple if self._directed else frozenset, checked=False)
-        if self._gamma is None or type(self._G) not in (nx.Graph, nx.DiGraph):
+        if self._gamma is None or type(self._G) not in (nx.Graph, nx.DiGraph) \
+                or not self._gamma.reads_plain_ids():
             try:
                 b.verify(self._G)
             except _NotPlain:
                 return None
-        # else GAMMA's searches start first; the check runs beside them (see _delta)
+        # else GAMMA's searches start first; the check runs beside them (see _delta). (After a
+        # failed check the device graph is dropped, so the next batch is checked first here:
+        # invalid batches in a row cost no device work.)
         return b
 
     def _resolve_simple(self, b, ins, dels):

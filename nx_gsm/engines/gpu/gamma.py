@@ -1647,6 +1647,12 @@ class GammaDelta:
         self.uploads = 0
         self._stale = False
 
+    def reads_plain_ids(self):
+        """Whether a batch of plain rows may come unchecked: the device graph is loaded, its node
+        keys are its ids and no ``edge_match`` needs the rows' data, so the rows are read as ids
+        (:meth:`_plain_columns`) and the matcher checks them while the device searches."""
+        return not self._stale and self.ident and self.edge_match is None
+
     def drop(self):
         """Forget the device graph (a batch was applied to it and then failed its check): the
         next batch reloads it from the matcher's graph."""
