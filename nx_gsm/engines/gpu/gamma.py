@@ -884,10 +884,9 @@ def _delta_kernel(n_tasks, n_groups, g_first, g_rank, g_x, g_y, g_toff, g_parts,
     per depth (lanes split the shortest backward-neighbour row, ballot compaction into the
     warp's level buffer ``cbuf``), depth-first over the levels. ``ctl[_C_TASK]`` hands out
     tasks, ``ctl[_C_MATCH]`` counts matches (rows past ``out_cap`` are counted, not written;
-    with
-    ``out_cap == 0`` each match counts ``tab_wt`` of its order table: the size of its pattern
-    pair's automorphism orbit, Sec. V-B, and each warp adds its count once, when it stops),
-    ``ctl[_C_STEAL]`` counts steals (the other words: ``_C_*``).
+    with ``out_cap == 0`` each match counts ``tab_wt`` of its order table: the size of its
+    pattern pair's automorphism orbit, Sec. V-B, and each warp adds its count once, when it
+    stops), ``ctl[_C_STEAL]`` counts steals (the other words: ``_C_*``).
 
     Work stealing (Sec. V-A, ``steal & 1``): each warp's level pointers ``S_p``/``S_end``, its
     partial match ``S_m`` and task ``S_task`` sit in shared memory behind a per-warp lock; once
