@@ -73,6 +73,26 @@ else:  # pragma: no cover - exercised only with NUMBA_ENABLE_CUDASIM=1
         bar.wait()
         return m
 
+    class _KernelCuda:
+        """``numba.cuda`` as the device functions of this module see it under the simulator: the
+        running kernel's fake module (atomics, fences) while a kernel runs, else ``numba.cuda``.
+        The simulator swaps its fake module into the globals of a device function's module for
+        each call and back on return; for a module other than the kernel's own, one thread's
+        return can swap it back while another thread is still inside (``numba.cuda`` has no
+        ``atomic`` outside a kernel). This module holds no global that is ``numba.cuda``, so
+        nothing is swapped here."""
+
+        def __init__(self, real):
+            self._real = real
+
+        def __getattr__(self, name):
+            from numba.cuda.simulator.kernel import _get_kernel_context
+
+            ctx = _get_kernel_context()
+            return getattr(self._real if ctx is None else ctx, name)
+
+    cuda = _KernelCuda(cuda)
+
 
 def _sim_reset():
     if _SIM:
