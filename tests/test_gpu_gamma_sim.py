@@ -10,8 +10,9 @@ import pytest
 from sim_runner import run_sim
 
 
-def test_gamma_kernels_in_cuda_simulator():
-    run_sim("gpu_sim_gamma_cases.py")
+@pytest.mark.parametrize("part", ["cases:0:12", "cases:12:24", "wide", "symmetric", "plain"])
+def test_gamma_kernels_in_cuda_simulator(part):
+    run_sim("gpu_sim_gamma_cases.py", part)
 
 
 def test_pma_merge_kernels_in_cuda_simulator():
