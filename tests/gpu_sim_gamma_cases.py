@@ -217,8 +217,9 @@ def symmetric():
 
 def main(part):
     """``part``: "cases:A:B" (random cases A..B-1), "wide", "symmetric" or "plain"; the test
-    runs them as separate processes so that each stays well under its timeout on a 2-core CI
-    machine (all of them in one process took ~13 minutes there)."""
+    runs them as separate processes so that each stays well under its 900 s timeout on a
+    2-core CI machine (all of them in one process took ~13 minutes on the development VM and
+    passed the timeout on CI's)."""
     # 24 cases cover every (class, mode, node_match, edge_match) combination of case(); the card
     # runs 2,000 (gpu/tests/test_gamma.py)
     if part.startswith("cases:"):
