@@ -46,7 +46,6 @@ from __future__ import annotations
 import logging
 import os
 import time
-from itertools import chain
 
 import numpy as np
 from numba import cuda, int32, int64
@@ -1886,17 +1885,14 @@ class GammaDelta:
         ``edge_match`` (whose datum the general path reads)."""
         if batch.pairs is None or not self.ident or self.edge_match is not None:
             return None
-        ins, dels = batch.pairs
-        n = len(ins) + len(dels)
-        try:
-            ends = np.fromiter(chain.from_iterable(chain(dels, ins)), dtype=np.int64,
-                               count=2 * n).reshape(n, 2)
-        except (TypeError, ValueError, OverflowError):
+        ends = batch.ends  # the rows' integer endpoints, deletions first
+        if ends is None:
             return None
+        n, dels = len(ends), len(batch.pairs[1])
         if n and (ends.min() < 0 or ends.max() >= len(self.keys)):
             return None  # not node ids of this graph (the kernels would read past the tables)
         m0 = np.zeros(n, dtype=np.int64)
-        m0[: len(dels)] = 1
+        m0[:dels] = 1
         return ends[:, 0].copy(), ends[:, 1].copy(), m0, 1 - m0
 
     def _seeds(self, cx, cy, mult, prank, nodes, nrank):
