@@ -465,6 +465,7 @@ class _PairsBatch(_Batch):
         self.gone_nodes = []
         self.replaced = {}
         self.on_graph = False
+        self.ends = None  # the rows' endpoints, deletions first (_row_ends), if integers
 
     def __getattr__(self, name):  # only for attributes not set yet
         if name not in ("del_edges", "add_edges", "touched"):
@@ -526,23 +527,31 @@ class _PairsBatch(_Batch):
         return _edit_plain(G, dels, [(u, v, {}) for u, v in ins])
 
 
-def _distinct_pairs(ins, dels, directed):
+def _row_ends(ins, dels):
+    """The rows' endpoints as an ``(n, 2)`` int64 array, deletions first, or None if a key is
+    not an integer that fits."""
+    n = len(ins) + len(dels)
+    try:
+        return np.fromiter(chain.from_iterable(chain(dels, ins)), dtype=np.int64,
+                           count=2 * n).reshape(n, 2)
+    except (TypeError, ValueError, OverflowError):
+        return None
+
+
+def _distinct_pairs(ins, dels, directed, ends=None):
     """True if no pair repeats within ``ins`` or ``dels`` and none is in both (pairs unordered
-    unless ``directed``): no pair occurs twice in the two lists together. Integer node keys are
-    compared as NumPy keys; anything else through sets of (frozen)sets. A false answer only
-    sends the batch down the general path, which names the repeat, so keys that collide in
-    NumPy (floats, very large ids) are harmless."""
+    unless ``directed``): no pair occurs twice in the two lists together. Integer node keys
+    (``ends``, :func:`_row_ends`) are compared as NumPy keys; anything else through sets of
+    (frozen)sets. A false answer only sends the batch down the general path, which names the
+    repeat, so keys that collide in NumPy (floats, very large ids) are harmless."""
+    if ends is not None:
+        u, v = ends[:, 0], ends[:, 1]
+        if not directed:
+            u, v = np.minimum(u, v), np.maximum(u, v)
+        keys = np.sort((u << 31) ^ v)  # a repeat: equal keys
+        return not (keys[1:] == keys[:-1]).any()
     if not directed:
-        n = len(ins) + len(dels)
-        try:
-            ends = np.fromiter(chain.from_iterable(chain(ins, dels)), dtype=np.int64,
-                               count=2 * n).reshape(n, 2)
-        except (TypeError, ValueError, OverflowError):
-            ins, dels = map(frozenset, ins), map(frozenset, dels)
-        else:
-            u, v = ends[:, 0], ends[:, 1]
-            keys = np.sort((np.minimum(u, v) << 31) ^ np.maximum(u, v))  # a repeat: equal keys
-            return not (keys[1:] == keys[:-1]).any()
+        ins, dels = map(frozenset, ins), map(frozenset, dels)
     ins, dels = list(ins), list(dels)
     si, sd = set(ins), set(dels)
     return len(si) == len(ins) and len(sd) == len(dels) and si.isdisjoint(sd)
@@ -907,12 +916,14 @@ class IncrementalMatcher:
                 return None
             rows.append(obj)
         ins, dels = rows
+        ends = _row_ends(ins, dels)
         try:  # an unhashable endpoint (TypeError): the general path names it
-            if not _distinct_pairs(ins, dels, self._directed):
+            if not _distinct_pairs(ins, dels, self._directed, ends):
                 return None
         except TypeError:
             return None
         b = _PairsBatch(ins, dels, tuple if self._directed else frozenset, checked=False)
+        b.ends = ends  # (GAMMA reads integer rows as id columns)
         if self._gamma is None or type(self._G) not in (nx.Graph, nx.DiGraph) \
                 or not self._gamma.reads_plain_ids():
             try:

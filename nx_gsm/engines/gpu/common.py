@@ -304,10 +304,16 @@ def _exact_sum(a):
 
 def _kernel_array(x):
     """A CuPy array as a Numba device array (zero-copy): launches then skip the
-    ``__cuda_array_interface__`` import of every argument. Host arrays under the simulator."""
+    ``__cuda_array_interface__`` import of every argument. Host arrays under the simulator.
+
+    The import does not synchronise the stream CuPy exports (``sync=False``): CuPy's work and
+    every kernel launch share the legacy default stream, which orders them already, and the
+    synchronisation (Numba's default) made the host wait for whatever kernel was running -- in
+    GAMMA, the before-side search while the host prepares the graph update (v17's ``update_s``
+    was the before-side kernel's time plus the host's part, on every pattern and batch size)."""
     if _SIM:
         return x
-    return cuda.as_cuda_array(x)
+    return cuda.as_cuda_array(x, sync=False)
 
 
 def _kernel_adjacency(G, put, xp=np):
