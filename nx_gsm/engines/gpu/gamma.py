@@ -89,13 +89,6 @@ _POLL = 0
 # 0.063-0.067 from 4, 0.065-0.069 from 8, 0.069-0.077 from 16, 0.089-0.092 never; the dense
 # pattern's 1% apply 0.6-1.3 ms slower from any threshold than never)
 _BATCH_MIN = 1
-# ... and where the leaf's one backward neighbour is matched above the last-but-one depth (every
-# entry of a chunk then shares that neighbour's row), only while that row (whole, not narrowed
-# to the leaf's classes) has fewer than this many entries: 0 never, _BATCH_ALL always (v17's
-# rule). The GitHub tree's tables have the neighbour there in 6 of 10, the dense pattern's in
-# all 16 of its leaf tables (whose kernel v17 found ~1.4x slower batched than not).
-_BATCH_ALL = 1 << 30
-_BATCH_FAR = _BATCH_ALL
 
 
 def gamma_reason():
@@ -884,7 +877,7 @@ def _delta_kernel(n_tasks, n_groups, g_first, g_rank, g_x, g_y, g_toff, g_parts,
                   rstart, rlen, adj, akey, amult, aemask, irstart, irlen, iadj, iakey, vcls, ukey,
                   narrow_row, trange, mkeys, mranks,
                   nn, n_nodes, has_el, mono, directed, cbuf, out, out_tab, out_cap, ctl, steal,
-                  q_meta, q_m, q_ent, q_cap, poll, batch_min, batch_far):
+                  q_meta, q_m, q_ent, q_cap, poll, batch_min):
     """GAMMA Alg. 1 (WBM) with the digest's corrections: one warp per task (an updated item
     seeded onto a pattern pair, loop or isolated node), warp-cooperative candidate generation
     per depth (lanes split the shortest backward-neighbour row, ballot compaction into the
@@ -917,9 +910,7 @@ def _delta_kernel(n_tasks, n_groups, g_first, g_rank, g_x, g_y, g_toff, g_parts,
     has ``batch_min`` (> 0) untaken entries (gMatch Sec. 4.2's batch exploration): each lane
     finds one entry's row, and the warp's rounds run over all of their candidates, so rows
     shorter than a warp no longer leave lanes idle (Nsight Compute, v16, tree 1%: 15.5 of 32
-    lanes active). Where the leaf's backward neighbour is matched above the last-but-one depth,
-    the chunk's entries share that neighbour's row, and they are batched only while it has
-    fewer than ``batch_far`` entries.
+    lanes active).
 
     Split seeds (light load balancing in the manner of gMatch): the ``part``-th of ``parts``
     tasks of a seed keeps only that contiguous slice of the candidate row at the task's first
@@ -1123,18 +1114,13 @@ def _delta_kernel(n_tasks, n_groups, g_first, g_rank, g_x, g_y, g_toff, g_parts,
                 # of their rows spread over the lanes (gMatch Sec. 4.2's batch exploration; one
                 # entry's row alone is often shorter than a warp).
                 if lane == 0:
-                    bt = (batch_min > 0 and out_cap == 0 and d == k - 2
-                          and chk_ptr[bc + k] - chk_ptr[bc + k - 1] == 1)
-                    if bt and chk_j[chk_ptr[bc + k - 1]] < d and batch_far < _BATCH_ALL:
-                        xb = m[chk_j[chk_ptr[bc + k - 1]]]  # one row for the whole chunk
-                        bt = (rlen[xb] if drv_dir[drv_ptr[bc + k - 1]] == 0
-                              else irlen[xb]) < batch_far
                     _lock(S_lock, wib, lk)
                     pp = S_p[wib, d]
                     left = S_end[wib, d] - pp
                     r = -1
                     c = 0
-                    if bt and left >= batch_min:
+                    if (batch_min > 0 and left >= batch_min and out_cap == 0 and d == k - 2
+                            and chk_ptr[bc + k] - chk_ptr[bc + k - 1] == 1):
                         c = min(left, 32)
                         S_p[wib, d] = pp + c
                     elif left > 0:
@@ -1334,11 +1320,9 @@ class GammaDelta:
         Coalesced search over automorphic pattern pairs (default on;
         ``NX_GSM_GAMMA_COALESCE=0`` turns it off). The answers are the same either way.
 
-    The attributes ``poll`` (the donation poll every ``poll + 1`` levels), ``batch_min``
+    The attributes ``poll`` (the donation poll every ``poll + 1`` levels) and ``batch_min``
     (counting, a leaf's last depth made for a chunk of the level above once it has this many
-    entries left; 0: never) and ``batch_far`` (... where the leaf's neighbour is matched above
-    that level, only while its row is shorter than this) tune the kernel; the answers are the
-    same for any value.
+    entries left; 0: never) tune the kernel; the answers are the same for any value.
 
     Device faults (out of memory, a failed launch) are not atomic on the device -- the graph
     update may stop half-way -- so :meth:`delta` drops the device graph and re-raises, and the
@@ -1373,7 +1357,6 @@ class GammaDelta:
                            else env("NX_GSM_GAMMA_DONATE", "1") != "0")
         self.poll = _POLL
         self.batch_min = _BATCH_MIN
-        self.batch_far = _BATCH_FAR
         self.coalesce = bool(coalesce if coalesce is not None
                              else env("NX_GSM_GAMMA_COALESCE", "1") != "0")
         self.split = bool(split if split is not None else env("NX_GSM_GAMMA_SPLIT", "1") != "0")
@@ -2008,7 +1991,7 @@ class GammaDelta:
                     int(self.edge_match is not None), self.mono, int(self.directed), cbuf[1],
                     out, out_tab, out_cap, ctl,
                     int(self.steal) | (2 if self.donate else 0), *ring, q_cap, self.poll,
-                    self.batch_min, self.batch_far)
+                    self.batch_min)
             clock.stop()
             if count_only:
                 return lambda: self._collect(ctl_d, n_tasks, nw, [clock])
