@@ -421,6 +421,13 @@ class _Clock:
         if self.events is not None:
             self.events[1].record()
 
+    def span(self, origin):
+        """(start, end) in ms after the event ``origin`` (device clock), or None."""
+        if self.events is None or origin is None:
+            return None
+        self.events[1].synchronize()
+        return tuple(round(self.xp.cuda.get_elapsed_time(origin, e), 3) for e in self.events)
+
     def seconds(self):
         if self.events is None:
             return time.perf_counter() - self.t0
@@ -1368,6 +1375,7 @@ class GammaDelta:
         self.node_match = matcher.node_match
         self.edge_match = matcher.edge_match
         self.last_stats = {}
+        self._origin = None  # the current batch's start on the device clock (a CUDA event)
         self._args = None  # kernel arguments kept between launches (_load)
         self._pattern(matcher)
         self._stale = True
@@ -1721,7 +1729,17 @@ class GammaDelta:
 
     def _delta(self, matcher, batch, counts_only, during=None):
         t_start = time.perf_counter()
-        G0 = matcher._G
+        # the batch's timeline (stats "timeline_ms"): host marks, and the kernels' spans on the
+        # device clock from an event recorded now (the stream is idle between batches)
+        self._origin = None
+        if self.xp is not np:
+            self._origin = self.xp.cuda.Event()
+            self._origin.record()
+        marks = self.last_stats.setdefault("timeline_ms", {})
+
+        def at(name):
+            marks[name] = round(1e3 * (time.perf_counter() - t_start), 3)
+
         directed = self.directed
         new_keys = list(batch.new_nodes)
         nbits_new = self._node_bits([batch.new_nodes[x] for x in new_keys])
@@ -1796,8 +1814,10 @@ class GammaDelta:
         mk_d, mr_d = xp.asarray(mk), xp.asarray(mr)
         nn = int(nn)
 
+        at("prepared")
         before = self._run(self._seeds(cx, cy, m0, prank, gone, gone_rank), mk_d, mr_d, nn,
                            cap, which=0)
+        at("launched0")
         t_upd = -time.perf_counter()
         # ---- apply the batch to the device graph and the candidate table; the host's part
         # first, while the before-side search may still run (the device's part queues behind it)
@@ -1848,11 +1868,15 @@ class GammaDelta:
             self.ct[xp.asarray(ids)] = xp.asarray(self.ct_host[ids])
             self.uploads += int(ids.size)
         t_upd += time.perf_counter()
+        at("updated")
         after = self._run(self._seeds(cx, cy, m1, prank, newn, new_rank), mk_d, mr_d, nn, cap,
                           which=1)
+        at("launched1")
         if during is not None:
             during()
+            at("during_done")
         before, after = before(), after()
+        at("collected")
         st = self.last_stats
         st["update_s"] = t_upd  # graph + candidate-table update (between the two launches)
         st["changed"] = int(cx.size)
@@ -2032,6 +2056,9 @@ class GammaDelta:
         st["kernel_s"] = st.get("kernel_s", 0.0) + dt
         # (tasks, matches, seconds) per launch: the before-side search, then the after-side
         st.setdefault("launches", []).append((int(n_tasks), total, round(dt, 6)))
+        span = clocks[-1].span(self._origin)
+        if span is not None:
+            st.setdefault("timeline_ms", {}).setdefault("kernels", []).append(span)
         return total
 
     def _unfold(self, rows, tabs):
