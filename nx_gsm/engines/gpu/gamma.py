@@ -1729,6 +1729,7 @@ class GammaDelta:
 
     def _delta(self, matcher, batch, counts_only, during=None):
         t_start = time.perf_counter()
+        G0 = matcher._G
         # the batch's timeline (stats "timeline_ms"): host marks, and the kernels' spans on the
         # device clock from an event recorded now (the stream is idle between batches)
         self._origin = None
