@@ -198,6 +198,9 @@ def symmetric():
                    and (x.num_added, x.num_removed) == (len(rc.added), len(rc.removed))
                    for x in runs)
         same = same and (rk.num_added, rk.num_removed) == (len(rc.added), len(rc.removed))
+        tl = st["timeline_ms"]  # the batch's host marks, in the order the steps run
+        marks = [tl[m] for m in ("prepared", "launched0", "updated", "launched1", "collected")]
+        same = same and marks == sorted(marks)
         stole += st.get("steals", 0) > 0
         donated += st.get("donations", 0) > 0
         split += st.get("split_tasks", 0) > 0
