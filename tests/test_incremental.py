@@ -982,3 +982,57 @@ def test_incremental_benchmark_tree_is_the_one_with_fewest_homomorphisms():
     tries = [bench.cut_pattern(G, "tree", k=4, seed=int(rng.integers(1 << 31)), tree_tries=1)
              for _ in range(6)]
     assert homs(best) == min(map(homs, tries))
+
+
+@pytest.mark.parametrize("cls", [nx.Graph, nx.DiGraph])
+def test_edge_index_checks_and_follows_plain_id_rows(cls):
+    """The edge index that checks GAMMA's plain id rows: a row set is accepted exactly when the
+    graph's own test accepts it (deletions present, insertions absent, endpoints nodes; self-loops
+    and ids with gaps included), and its keys after a batch are those of the edited graph."""
+    from nx_gsm.incremental import _EdgeIndex, _row_ends
+
+    rng = random.Random(21 + (cls is nx.DiGraph))
+    for case in range(80):
+        G = random_graph(rng, cls, rng.randint(1, 12), rng.randint(0, 30), labels=False)
+        if case % 3 == 0 and len(G) > 2:
+            G.remove_node(rng.choice(list(G)))  # an id that is no longer a node
+        idx = _EdgeIndex(G)
+        ins, dele, free = plain_pairs(rng, G)
+        ends = _row_ends(ins, dele)
+        assert idx.check(ends, len(dele)), case
+        H = G.copy()
+        H.remove_edges_from(dele)
+        H.add_edges_from(ins)
+        assert idx.updated(ends, len(dele)).tolist() == _EdgeIndex(H).keys.tolist(), case
+        # one bad row makes the set fail: a missing edge deleted, a present one inserted, a
+        # row at an id that is not a node
+        bad = []
+        if free:
+            bad.append((ins, dele + [rng.choice(free)]))
+        if dele:
+            bad.append((ins + [dele[0]], dele[1:]))
+        gone = idx.n + 3 if case % 2 else next((i for i in range(idx.n) if i not in G), -1)
+        bad.append((ins + [(next(iter(G)), gone)], dele))
+        for bi, bd in bad:
+            assert not idx.check(_row_ends(bi, bd), len(bd)), (case, bi, bd)
+
+
+def test_pending_id_batches_reach_the_graph_when_read():
+    """GAMMA's plain id batches edit the matcher's graph only when something reads it: every
+    reader (``graph``, the CPU path, ``count``) sees the batches applied in order."""
+    G = nx.path_graph(6)
+    m = IncrementalMatcher(G, nx.path_graph(3), engine="cpu")
+    want = G.copy()
+    for ins, dele in (([(0, 2), (3, 5)], [(1, 2)]), ([(1, 2)], [(0, 2), (4, 5)])):
+        m._pending.append((np.array(dele + ins, dtype=np.int64), len(dele)))
+        want.remove_edges_from(dele)
+        want.add_edges_from(ins)
+    assert m._graph.number_of_edges() == 5  # nothing applied yet
+    assert snapshot(m.graph) == snapshot(want) and not m._pending
+    assert all(type(u) is int and type(v) is int for u, v in m.graph.edges())
+    m.apply(insert=[(0, 5)], delete=[(0, 1)])
+    want.remove_edge(0, 1)
+    want.add_edge(0, 5)
+    assert snapshot(m.graph) == snapshot(want)
+    assert m.count() == sum(1 for _ in iso.GraphMatcher(want, nx.path_graph(3))
+                            .subgraph_monomorphisms_iter())

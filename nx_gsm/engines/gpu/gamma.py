@@ -1675,9 +1675,10 @@ class GammaDelta:
         self._stale = False
 
     def reads_plain_ids(self):
-        """Whether a batch of plain rows may come unchecked: the device graph is loaded, its node
-        keys are its ids and no ``edge_match`` needs the rows' data, so the rows are read as ids
-        (:meth:`_plain_columns`) and the matcher checks them while the device searches."""
+        """Whether a batch of plain rows is read as node ids (:meth:`_plain_columns`): the
+        device graph is loaded, its node keys are its ids and no ``edge_match`` needs the rows'
+        data. The matcher then checks such rows against its edge index and edits its own graph
+        only when it is next read."""
         return not self._stale and self.ident and self.edge_match is None
 
     def drop(self):
@@ -1750,7 +1751,6 @@ class GammaDelta:
 
     def _delta(self, matcher, batch, counts_only, during=None):
         t_start = time.perf_counter()
-        G0 = matcher._G
         # the batch's timeline (stats "timeline_ms"): host marks, and the kernels' spans on the
         # device clock from an event recorded now (the stream is idle between batches)
         self._origin = None
@@ -1766,6 +1766,8 @@ class GammaDelta:
         new_keys = list(batch.new_nodes)
         nbits_new = self._node_bits([batch.new_nodes[x] for x in new_keys])
         cols = self._plain_columns(batch)
+        # (read only where needed: the matcher's graph may have batches of id rows to catch up)
+        G0 = matcher._G if cols is None else None
         if cols is None and batch.pairs is not None:
             batch.verify(G0)  # plain rows not read as columns: checked before they are read
         if cols is None:
@@ -1908,9 +1910,8 @@ class GammaDelta:
         return before, after
 
     def _plain_columns(self, batch):
-        """``(cx, cy, m0, m1)`` of a batch of plain ``(u, v)`` rows (``batch.pairs``: every
-        deletion present and every insertion new, or else the batch's check fails while the
-        searches run and the device graph is dropped) on a graph whose node keys are its ids,
+        """``(cx, cy, m0, m1)`` of a batch of plain ``(u, v)`` rows (``batch.pairs``, checked:
+        every deletion present and every insertion new) on a graph whose node keys are its ids,
         read straight off the rows (no per-row dict lookups); None otherwise, or with
         ``edge_match`` (whose datum the general path reads)."""
         if batch.pairs is None or not self.ident or self.edge_match is not None:
