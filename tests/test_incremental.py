@@ -1036,3 +1036,29 @@ def test_pending_id_batches_reach_the_graph_when_read():
     assert snapshot(m.graph) == snapshot(want)
     assert m.count() == sum(1 for _ in iso.GraphMatcher(want, nx.path_graph(3))
                             .subgraph_monomorphisms_iter())
+
+
+def test_lazy_id_batches_commit_check_and_catch_up(monkeypatch):
+    """The lazy commit on its own (GAMMA's condition forced on the CPU path): id rows checked by
+    the edge index wait for the graph, an invalid batch is named and changes nothing, and once
+    more than ``_PENDING_MAX`` rows wait the graph catches up at the commit."""
+    from nx_gsm import incremental
+
+    monkeypatch.setattr(incremental, "_PENDING_MAX", 3)
+    monkeypatch.setattr(IncrementalMatcher, "_lazy_rows", lambda self, b: b.ends is not None)
+    G, H = nx.cycle_graph(8), nx.path_graph(3)
+    m = IncrementalMatcher(G, H, engine="cpu")
+    ref = IncrementalMatcher(G, H, engine="cpu")
+    m.count()
+    ref.count()
+    d, r = m.apply(insert=[(0, 2)], delete=[(1, 2)]), ref.apply(insert=[(0, 2)], delete=[(1, 2)])
+    assert len(m._pending) == 1 and m._graph.has_edge(1, 2)  # 2 rows wait
+    assert (d.num_added, d.num_removed, m.count()) == (r.num_added, r.num_removed, ref.count())
+    with pytest.raises(BatchError, match="not in the graph"):
+        m.apply(delete=[(1, 2)])  # deleted by the waiting batch (the general path names it)
+    assert snapshot(m.graph) == snapshot(ref.graph) and m.count() == ref.count()
+    b = dict(insert=[(0, 4), (2, 6)], delete=[(3, 4), (0, 1)])
+    d, r = m.apply(**b), ref.apply(**b)
+    assert not m._pending  # 4 rows waited: caught up at the commit
+    assert snapshot(m._graph) == snapshot(ref.graph)
+    assert (d.num_added, d.num_removed, m.count()) == (r.num_added, r.num_removed, ref.count())
