@@ -1062,3 +1062,40 @@ def test_lazy_id_batches_commit_check_and_catch_up(monkeypatch):
     assert not m._pending  # 4 rows waited: caught up at the commit
     assert snapshot(m._graph) == snapshot(ref.graph)
     assert (d.num_added, d.num_removed, m.count()) == (r.num_added, r.num_removed, ref.count())
+
+
+@pytest.mark.parametrize("cls", [nx.Graph, nx.DiGraph])
+def test_edge_index_follows_every_kind_of_batch(cls, monkeypatch):
+    """The edge index is kept, not rebuilt, across batches of every kind (plain id rows, edges
+    with attributes, new nodes past the ids, deleted nodes, replaced edges): after each batch it
+    equals an index built afresh from the matcher's graph; a key that is not an id drops it."""
+    from nx_gsm.incremental import _EdgeIndex
+
+    monkeypatch.setattr(IncrementalMatcher, "_lazy_rows", lambda self, b: b.ends is not None)
+    rng = random.Random(31 + (cls is nx.DiGraph))
+    for case in range(12):
+        G = random_graph(rng, cls, 10, 25, labels=False)
+        m = IncrementalMatcher(G, nx.path_graph(2, create_using=cls), engine="cpu")
+        m.apply(insert=[], delete=[next(iter(G.edges()))])  # plain rows: the index is built
+        assert m._eidx is not None
+        for step in range(8):
+            H = m.graph
+            ins, dele, free = plain_pairs(rng, H)
+            kind = step % 4
+            if kind == 0:  # plain id rows
+                m.apply(insert=ins, delete=dele)
+            elif kind == 1:  # attributes, a replaced edge
+                keep = [e for e in H.edges() if e not in dele[:2]][:1]
+                m.apply(insert=[(u, v, {"w": step}) for u, v in ins + keep],
+                        delete=dele[:2] + keep)
+            elif kind == 2:  # a node past the ids, edges to it
+                n = max(H) + 1 + rng.randrange(3)
+                m.apply(nodes=[n], insert=[(n, u) for u in rng.sample(list(H), 2)])
+            else:  # a node deleted (its id stays a gap)
+                m.apply(delete_nodes=[rng.choice(list(H))])
+            fresh, kept = _EdgeIndex(m.graph), m._eidx  # (their widths n may differ)
+            assert [divmod(k, kept.n) for k in kept.keys.tolist()] == \
+                [divmod(k, fresh.n) for k in fresh.keys.tolist()], (case, step)
+            assert np.flatnonzero(kept.node).tolist() == np.flatnonzero(fresh.node).tolist()
+        m.apply(nodes=["x"])
+        assert m._eidx is None
