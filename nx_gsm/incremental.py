@@ -503,7 +503,6 @@ class _PairsBatch(_Batch):
     def __init__(self, ins, dels, canon):
         self.pairs = (ins, dels)
         self._canon = canon  # the matcher's canonical pair type
-        self.checked = False  # the rows' existence checked against the graph (verify)
         self.new_nodes = {}
         self.gone_nodes = []
         self.replaced = {}
@@ -532,11 +531,8 @@ class _PairsBatch(_Batch):
         return not (self.pairs[0] or self.pairs[1])
 
     def verify(self, G):
-        """Check the rows against ``G`` (the graph before the batch) if not yet done: every
-        deletion present, every insertion new between existing nodes; raises
-        :class:`_NotPlain` if not."""
-        if self.checked:
-            return
+        """Check the rows against ``G`` (the graph before the batch): every deletion present,
+        every insertion new between existing nodes; raises :class:`_NotPlain` if not."""
         ins, dels = self.pairs
         succ = _succ(G)
         try:
@@ -546,7 +542,6 @@ class _PairsBatch(_Batch):
             ok = False
         if not ok:
             raise _NotPlain()
-        self.checked = True
 
     def apply_undoable(self, G):
         """Apply the (checked) batch to a plain ``nx.Graph`` / ``nx.DiGraph`` and return what
@@ -892,8 +887,8 @@ class IncrementalMatcher:
         return (u, v) if self._directed else frozenset((u, v))
 
     def _normalise(self, insert, delete, nodes, delete_nodes, source="source", target="target",
-                   edge_key=None, edge_attr=True, node_key="node", node_attr=True, plain=True):
-        if plain and not self._multi and nodes is None and delete_nodes is None:
+                   edge_key=None, edge_attr=True, node_key="node", node_attr=True):
+        if not self._multi and nodes is None and delete_nodes is None:
             b = self._pairs_batch(insert, delete)
             if b is not None:
                 return b
@@ -1018,7 +1013,7 @@ class IncrementalMatcher:
         if idx is not None:
             if not idx.check(ends, len(dels)):
                 return None
-            b.checked = b.lazy = True
+            b.lazy = True
             return b
         try:
             b.verify(self._G)
@@ -1253,8 +1248,6 @@ class IncrementalMatcher:
                 # GAMMA dropped its device graph; the CPU path below finishes the batch (and
                 # the matcher's graph takes it at once)
                 batch.lazy = False
-        if isinstance(batch, _PairsBatch):
-            batch.verify(self._G)
         G0 = self._G
         # one group per unordered node pair: both orientations share one local region
         groups = {}

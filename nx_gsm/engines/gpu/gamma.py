@@ -1766,10 +1766,9 @@ class GammaDelta:
         new_keys = list(batch.new_nodes)
         nbits_new = self._node_bits([batch.new_nodes[x] for x in new_keys])
         cols = self._plain_columns(batch)
-        # (read only where needed: the matcher's graph may have batches of id rows to catch up)
+        # (read only where needed: the matcher's graph may have batches of id rows to catch up;
+        # a batch of plain rows was checked when the matcher made it)
         G0 = matcher._G if cols is None else None
-        if cols is None and batch.pairs is not None:
-            batch.verify(G0)  # plain rows not read as columns: checked before they are read
         if cols is None:
             # (u, v, mult before, mult after, datum after) per changed pair
             changed = batch.changes(G0, matcher._pair)
