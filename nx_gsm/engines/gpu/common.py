@@ -386,11 +386,27 @@ class _KeptLaunch:
             self._place(i)
 
     def _marshal(self, t, a):
+        """Numba's parameter values for argument ``a`` of type ``t``, as ctypes values (Numba
+        gives ctypes values, NumPy scalars or Python ints -- an array's pointer-sized fields --
+        depending on its version)."""
+        import ctypes
+
         lst, retr = [], []
         self.k._prepare_args(t, a, 0, retr, lst)
         if retr:  # (a host array copied in and back: not ours to keep)
             raise _NoKept
-        return lst
+        out = []
+        for x in lst:
+            if isinstance(x, ctypes._SimpleCData):
+                out.append(x)
+            elif isinstance(x, np.generic) and x.dtype.kind in "iubf":
+                ct = np.ctypeslib.as_ctypes_type(np.uint8 if x.dtype.kind == "b" else x.dtype)
+                out.append(ct(x.item()))
+            elif type(x) is int:
+                out.append(ctypes.c_int64(x) if x < 1 << 63 else ctypes.c_uint64(x))
+            else:
+                raise _NoKept
+        return out
 
     def _place(self, i):
         import ctypes
