@@ -259,13 +259,19 @@ def _apply_variants(others, ins, dele, cap, counts_only, row):
 
 def run(engine, patterns, fractions, batches, seed, cap, recount_cap, root=None,
         log=lambda row: print(json.dumps(row)), counts_only=False, variants=(), warm=1,
-        recount_first=False, profile=0, recounts=True):
+        recount_first=False, profile=0, recounts=True, stream=False):
     """Rows of per-batch timings (each also passed to ``log``); the first ``warm`` batches of
     each setting are applied to every matcher untimed (CuPy compiles some kernels on their first
     call with a batch's sizes); with
     ``recount_first`` only the first timed batch of a setting is recounted and the later ones
     are compared with that time (``recount_reused``: the graphs differ by a batch); without
-    ``recounts`` none is made (latency runs); ``profile``: see :func:`_timed_apply`."""
+    ``recounts`` none is made (latency runs); ``profile``: see :func:`_timed_apply`.
+
+    With ``stream`` a setting's batches are applied back to back, as a served stream takes
+    them, and each after-graph is recounted afterwards in a second pass (the batches replayed
+    on a NetworkX copy of the start graph; rows marked ``recount_after_stream``): a recount
+    between two applies evicts the host's caches, and on an H100's host the next apply was
+    25-30% slower in every phase for it (v19)."""
     from nx_gsm.incremental import IncrementalMatcher
 
     G = load_github(root, seed=seed)
@@ -288,6 +294,7 @@ def run(engine, patterns, fractions, batches, seed, cap, recount_cap, root=None,
                 m.apply(insert=ins, delete=dele, counts_only=counts_only)
                 _apply_variants(others, ins, dele, cap, counts_only, {})
             rs = full = None  # the setting's first recount (``recount_first``)
+            later = []  # rows recounted after the stream (``stream``)
             for bi, (ins, dele) in enumerate(bs[warm:]):
                 row = dict(pattern=kind, pattern_edges=H.number_of_edges(), fraction=fraction,
                            batch=bi, updates=len(ins) + len(dele))
@@ -300,6 +307,10 @@ def run(engine, patterns, fractions, batches, seed, cap, recount_cap, root=None,
                         row["gamma"] = dict(m._gamma.last_stats)
                     if others:
                         _apply_variants(others, ins, dele, cap, counts_only, row)
+                if stream and recounts and r is not None:
+                    rows.append(row)
+                    later.append(row)
+                    continue
                 if recounts and recount_first and rs is not None and r is not None:
                     row.update(recount_s=rs, recount=None, recount_complete=full,
                                recount_reused=True)
@@ -315,7 +326,29 @@ def run(engine, patterns, fractions, batches, seed, cap, recount_cap, root=None,
                 log(row)
                 if r is None:
                     break  # later batches would not be the seeded ones
+            if later:
+                _recount_stream(G0, bs, warm, later, m, H, static, recount_cap, log)
     return rows
+
+
+def _recount_stream(G0, bs, warm, rows, m, H, static, recount_cap, log):
+    """The second pass of a ``stream`` run: the batches replayed on a copy of the start graph
+    ``G0``, each timed row's after-graph recounted (rows are the timed batches in order)."""
+    Gs = G0.copy()
+    for i, (ins, dele) in enumerate(bs):
+        Gs.remove_edges_from(dele)
+        Gs.add_edges_from(ins)
+        if i < warm:
+            continue
+        if i - warm >= len(rows):
+            break
+        row = rows[i - warm]
+        rs, rc, full = recount(Gs, H, static, recount_cap, repeat_under=REPEAT_UNDER)
+        row.update(recount_s=rs, recount=rc, recount_complete=full, recount_after_stream=True,
+                   speedup=rs / row["apply_s"] if row["apply_s"] else None)
+        log(row)
+    if len(rows) == len(bs) - warm:  # the replay ends where the matcher's graph is
+        assert Gs.number_of_edges() == m.graph.number_of_edges()
 
 
 def summary(row):
@@ -370,6 +403,9 @@ def main(argv=None):
                     help="print the N most expensive functions of each timed apply (stderr)")
     ap.add_argument("--no-recount", action="store_true",
                     help="skip the recounts (latency and profile runs)")
+    ap.add_argument("--stream", action="store_true",
+                    help="apply each setting's batches back to back, then recount each "
+                         "after-graph in a second pass (no recount between two applies)")
     ap.add_argument("--datasets", default=None)
     ap.add_argument("--out", default=None, help="JSON record path")
     a = ap.parse_args(argv)
@@ -383,12 +419,13 @@ def main(argv=None):
                log=lambda row: print(summary(row), flush=True),
                counts_only=a.counts_only, variants=[v for v in a.variants.split(",") if v],
                warm=a.warm, recount_first=a.recount_first, profile=a.cprofile,
-               recounts=not a.no_recount)
+               recounts=not a.no_recount, stream=a.stream)
     rec = dict(benchmark="incremental", engine=a.engine, dataset="snap/github", labels=5,
                seed=a.seed, pattern_vertices=6, patterns=a.patterns.split(","),
                fractions=fractions, batches=a.batches,
                caps=dict(apply_s=a.cap, recount_s=a.recount_cap),
                quick=a.quick, counts_only=a.counts_only, variants=a.variants, warm=a.warm,
+               stream=a.stream,
                wall_s=time.perf_counter() - t,
                machine=machine_info(), rows=rows)
     if a.out:

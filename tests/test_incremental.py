@@ -935,6 +935,16 @@ def test_incremental_benchmark_variants_side_by_side(monkeypatch):
                       recount_first=True, warm=0)
     assert [r.get("recount_reused", False) for r in again] == [False, True, True]
     assert again[1]["recount_s"] == again[0]["recount_s"] and again[0]["recount"] > 0
+    # a stream run: applies back to back, then each after-graph recounted in a second pass:
+    # the same counts as recounting between the applies
+    streamed = bench.run("cpu", ["dense"], [0.02], 3, 0, 60, 60, log=lambda s: None,
+                         stream=True)
+    between = bench.run("cpu", ["dense"], [0.02], 3, 0, 60, 60, log=lambda s: None)
+    assert [r["recount"] for r in streamed] == [r["recount"] for r in between]
+    assert [(r["added"], r["removed"]) for r in streamed] == \
+        [(r["added"], r["removed"]) for r in between]
+    assert all(r["recount_after_stream"] and r["speedup"] > 0 for r in streamed)
+    assert len({r["recount"] for r in streamed}) > 1  # the graphs differ batch to batch
     for r in rows:
         v = r["variants"]["cpu"]
         assert v["exact"] and (v["added"], v["removed"]) == (r["added"], r["removed"])
