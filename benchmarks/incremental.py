@@ -269,9 +269,9 @@ def run(engine, patterns, fractions, batches, seed, cap, recount_cap, root=None,
 
     With ``stream`` a setting's batches are applied back to back, as a served stream takes
     them, and each after-graph is recounted afterwards in a second pass (the batches replayed
-    on a NetworkX copy of the start graph; rows marked ``recount_after_stream``): a recount
-    between two applies evicts the host's caches, and on an H100's host the next apply was
-    25-30% slower in every phase for it (v19)."""
+    on a NetworkX copy of the start graph; rows marked ``recount_after_stream``): on an H100's
+    host an apply right after a recount was 25-30% slower in every phase (v19; likely the
+    recount evicting the host's caches)."""
     from nx_gsm.incremental import IncrementalMatcher
 
     G = load_github(root, seed=seed)
