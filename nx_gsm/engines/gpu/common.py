@@ -8,6 +8,7 @@ have exactly the CPU engine's semantics (``nx_gsm.engines.cpu``).
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import logging
 import os
 import threading
@@ -326,8 +327,6 @@ _CU_LAUNCH = []  # libcuda's cuLaunchKernel, loaded at the first kept launch
 
 def _cu_launch():
     if not _CU_LAUNCH:
-        import ctypes
-
         f = ctypes.CDLL("libcuda.so.1").cuLaunchKernel
         f.argtypes = [ctypes.c_void_p] + [ctypes.c_uint] * 7 + [
             ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p), ctypes.c_void_p]
@@ -354,8 +353,6 @@ class _KeptLaunch:
     compiled for debugging -- goes through Numba's launch."""
 
     def __init__(self, dispatcher, args):
-        import ctypes
-
         self.d = dispatcher
         types_ = tuple(dispatcher.typeof_pyval(a) for a in args)
         k = dispatcher.overloads.get(types_)
@@ -389,8 +386,6 @@ class _KeptLaunch:
         """Numba's parameter values for argument ``a`` of type ``t``, as ctypes values (Numba
         gives ctypes values, NumPy scalars or Python ints -- an array's pointer-sized fields --
         depending on its version)."""
-        import ctypes
-
         lst, retr = [], []
         self.k._prepare_args(t, a, 0, retr, lst)
         if retr:  # (a host array copied in and back: not ours to keep)
@@ -409,8 +404,6 @@ class _KeptLaunch:
         return out
 
     def _place(self, i):
-        import ctypes
-
         for j, c in enumerate(self.cargs[i]):
             self.params[self.off[i] + j] = ctypes.addressof(c)
 

@@ -53,8 +53,8 @@ from numba import cuda, int32, int64
 from ...incremental import _datum, _same
 from ...plan.planner import _depth_arrays
 from . import faults
-from .common import (_Launches, _ballot, _host, _kernel_array, _pause, _quiet, _ring_take,
-                     _sim_reset, _wsync)
+from .common import (_Launches, _ballot, _host, _kernel_array, _pause, _ring_take, _sim_reset,
+                     _wsync)
 from .device import array_module, device_reason, is_simulator
 
 __all__ = ["RowPMA", "GammaDelta", "gamma_reason", "KMAX"]
@@ -378,7 +378,6 @@ class RowPMA:
         moves to the arena's end) and sends one array per row; ``_pma_merge`` writes every
         touched row afresh, a block per row. A handful of transfers and two launches: array
         operations cost tens of microseconds each on the device, whatever their size."""
-        xp = self.xp
         src, dst, mult, emask = map(_on_host, (src, dst, mult, emask))
         key = dst if key is None else _on_host(key)
         o = _row_order(src, key)
@@ -1879,7 +1878,6 @@ class GammaDelta:
         touched_ids = np.flatnonzero(mark)
         t_lo = np.searchsorted(mk, touched_ids * nn)
         t_hi = np.searchsorted(mk, (touched_ids + 1) * nn)
-        xp = self.xp
         self.trange[:] = 0
         if touched_ids.size:
             (at_ids, ranges), _ = self._args.staged("tr.", [
