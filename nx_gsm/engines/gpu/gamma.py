@@ -48,7 +48,7 @@ import os
 import time
 
 import numpy as np
-from numba import cuda, int32, int64
+from numba import cuda, int32, int64, njit
 
 from ...incremental import _datum, _same
 from ...plan.planner import _depth_arrays
@@ -380,61 +380,41 @@ class RowPMA:
         operations cost tens of microseconds each on the device, whatever their size."""
         src, dst, mult, emask = map(_on_host, (src, dst, mult, emask))
         key = dst if key is None else _on_host(key)
-        o = _row_order(src, key)
-        src, dst, mult, emask, key = src[o], dst[o], mult[o], emask[o], key[o]
-        new_row = src[1:] != src[:-1]
-        last = np.ones(src.size, dtype=bool)  # later wins
-        last[:-1] = new_row | (key[1:] != key[:-1])
-        if not last.all():
-            src, dst, mult, emask, key = src[last], dst[last], mult[last], emask[last], key[last]
-            new_row = src[1:] != src[:-1]
-        if present is not None:
-            present = np.asarray(present, dtype=bool)[o][last]
-        # the rows (src is sorted): where each starts, and each update's row index
-        first = np.flatnonzero(np.concatenate([[True], new_row]))
-        rows = src[first]
-        r, u = rows.size, src.size
-        uridx = np.cumsum(np.concatenate([[0], new_row]), dtype=np.int64)
-        # rows | row offsets into the updates | per update: row index, key, dst, mult, emask
-        (_, _, upd), (rows_a, uoff_a, _) = self._args.staged("u.", [
-            (rows, np.int64), (np.append(first, u), np.int64),
-            (np.concatenate([uridx, key, dst, mult, emask]), np.int64)])
-        upd_a = _kernel_array(upd.reshape(5, u))
+        known = present is not None
+        present = np.asarray(present, dtype=np.bool_) if known else np.zeros(0, dtype=np.bool_)
+        # per update (sorted, deduplicated): row index, key, dst, mult, emask; the rows, where
+        # each starts in the updates, and the kinds where presence is known
+        upd, rows, first, kind = _pma_plan_updates(_row_order(src, key), src, key, dst, mult,
+                                                   emask, present, known)
+        r, u = rows.size, upd.shape[1]
+        (_, _, upd_v), (rows_a, uoff_a, _) = self._args.staged("u.", [
+            (rows, np.int64), (first, np.int64), (upd, np.int64)])
+        upd_a = _kernel_array(upd_v.reshape(5, u))
         work, work_a = self._args.buffer("work", (4, u), np.int64)  # place, kind, ins/del before
         launch = self._args.launch
         launch("find", _pma_find, -(-u // _MERGE_THREADS), _MERGE_THREADS, rows_a, upd_a,
                self._arg("start"), self._arg("length"), self._arg("akey"), work_a)
-        if present is None:
+        if not known:
             kind = _host(work[1, :u])  # (waits for the device)
-        else:  # _pma_find's kinds, known here
-            kind = np.where(mult > 0, np.where(present, 3, 1), np.where(present, 2, 0))
-        old = self.hlength[rows]
-        dlen = np.bincount(uridx, weights=(kind == 1).astype(np.int64) - (kind == 2),
-                           minlength=r).astype(np.int64)
-        newlen = old + dlen
-        start, cap = self.hstart[rows], self.hcap[rows]
-        grow = newlen > cap
-        if grow.any():
-            cap = np.where(grow, 2 * _slack(newlen, np), cap)
-            add = np.where(grow, cap, 0)
-            ends = np.cumsum(add)
-            if self.used + int(ends[-1]) > self.adj.size:
-                self._grow_arena(self.used + int(ends[-1]))
-            start = np.where(grow, self.used + ends - add, start)
-            self.used += int(ends[-1])
-            self.relocations += int(grow.sum())
-        soff = np.cumsum(old) - old  # the rows' places in the scratch copy
-        held = int(old.sum())
-        (per_row,), _ = self._args.staged("r.", [(np.concatenate([start, newlen, cap, soff]),
-                                                   np.int64)])
+        # the rows' new lengths and places (one that outgrows its segment moves to the arena's
+        # end with twice the room) and where each one's entries go in the scratch copy
+        per_row, add, grown, held, dlen, maxlen = _pma_plan_rows(
+            rows, first, kind, self.hstart, self.hlength, self.hcap, self.used)
+        if add:
+            if self.used + add > self.adj.size:
+                self._grow_arena(self.used + add)
+            self.used += add
+            self.relocations += grown
+        (per_row_v,), _ = self._args.staged("r.", [(per_row, np.int64)])
         scratch = self._args.buffer("scratch", (4, max(1, held)), np.int64)[1]
         launch("merge", _pma_merge, r, _MERGE_THREADS, rows_a, uoff_a, upd_a, work_a,
-               _kernel_array(per_row.reshape(4, r)), self._arg("start"), self._arg("length"),
+               _kernel_array(per_row_v.reshape(4, r)), self._arg("start"), self._arg("length"),
                self._arg("cap"), self._arg("adj"), self._arg("mult"), self._arg("emask"),
                self._arg("akey"), scratch)
+        start, newlen, cap = per_row[0], per_row[1], per_row[2]
         self.hstart[rows], self.hlength[rows], self.hcap[rows] = start, newlen, cap
-        self.live += int(dlen.sum())
-        self.maxlen = max(self.maxlen, int(newlen.max()))
+        self.live += dlen
+        self.maxlen = max(self.maxlen, maxlen)
         self._respread(self.live)
 
     def _grow_arena(self, need):
@@ -502,6 +482,89 @@ def _row_order(src, key):
                 return o
             return np.argsort(comb, kind="stable")
     return np.lexsort((key, src))
+
+
+@njit(cache=True)
+def _pma_plan_updates(o, src, key, dst, mult, emask, present, known):
+    """The PMA update's updates in ``o``'s order (by row, then key; stable), the last of equal
+    (row, key) kept: ``(upd, rows, first, kind)`` -- ``upd`` rows: row index, key, dst, mult,
+    emask; ``first[b]`` where row ``b``'s updates start (and the end last); ``kind`` as
+    ``_pma_find`` tells it (0 absent and deleted, 1 inserted, 2 deleted, 3 replaced) where the
+    caller knows each entry's presence before (``known``), else zeros. One pass in place of ~20
+    NumPy calls on a batch's few thousand updates (their call overhead, not their work, was
+    the cost; the sort stays NumPy's, which is faster than Numba's)."""
+    n = o.size
+    keep = np.empty(n, np.int64)
+    u = 0
+    for i in range(n):
+        j = o[i]
+        if i + 1 < n:
+            k = o[i + 1]
+            if src[k] == src[j] and key[k] == key[j]:
+                continue  # a later update of the same entry wins
+        keep[u] = j
+        u += 1
+    upd = np.empty((5, u), np.int64)
+    kind = np.zeros(u, np.int64)
+    rows = np.empty(u, np.int64)
+    first = np.empty(u + 1, np.int64)
+    r = 0
+    for t in range(u):
+        j = keep[t]
+        if t == 0 or src[j] != src[keep[t - 1]]:
+            rows[r] = src[j]
+            first[r] = t
+            r += 1
+        upd[0, t] = r - 1
+        upd[1, t] = key[j]
+        upd[2, t] = dst[j]
+        upd[3, t] = mult[j]
+        upd[4, t] = emask[j]
+        if known:
+            kind[t] = (3 if present[j] else 1) if mult[j] > 0 else (2 if present[j] else 0)
+    first[r] = u
+    return upd, rows[:r], first[:r + 1], kind
+
+
+@njit(cache=True)
+def _pma_plan_rows(rows, first, kind, hstart, hlength, hcap, used):
+    """Each touched row's new start, length, capacity and place in the scratch copy (a ``(4,
+    r)`` array), from the updates' kinds and the host's copies of the rows' layout: a row that
+    outgrows its segment moves to the arena's end (from ``used`` on) with twice its slack.
+    Also the room added at the end, the rows moved, the entries held before, the change in
+    entries and the longest new row."""
+    r = rows.size
+    per_row = np.empty((4, r), np.int64)
+    add = 0
+    grown = 0
+    held = 0
+    dsum = 0
+    maxlen = 0
+    for b in range(r):
+        v = rows[b]
+        d = 0
+        for t in range(first[b], first[b + 1]):
+            if kind[t] == 1:
+                d += 1
+            elif kind[t] == 2:
+                d -= 1
+        old = hlength[v]
+        nl = old + d
+        st = hstart[v]
+        cp = hcap[v]
+        if nl > cp:
+            cp = 2 * (nl + max(2, nl // 4))  # 2 * _slack(nl)
+            st = used + add
+            add += cp
+            grown += 1
+        per_row[0, b] = st
+        per_row[1, b] = nl
+        per_row[2, b] = cp
+        per_row[3, b] = held
+        held += old
+        dsum += d
+        maxlen = max(maxlen, nl)
+    return per_row, add, grown, held, dsum, maxlen
 
 
 def _on_host(a):
