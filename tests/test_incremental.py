@@ -962,6 +962,13 @@ def test_incremental_benchmark_variants_side_by_side(monkeypatch):
     assert len(calls) == 3 and once[1:] == twice[1:] and once[1] > 0
     bench.recount(G, H, engine, 60, repeat_under=0)
     assert len(calls) == 4
+    # each timing converts the graph (a plain graph's kept conversion is not reused)
+    import nx_gsm.interop.networkx as conv
+
+    made, from_nx = [], conv.from_networkx
+    monkeypatch.setattr(conv, "from_networkx", lambda *a, **k: made.append(1) or from_nx(*a, **k))
+    bench.recount(G, H, engine, 60, repeat_under=60)
+    assert len(made) == 2
 
 
 def test_incremental_benchmark_tree_is_the_one_with_fewest_homomorphisms():
