@@ -205,6 +205,10 @@ def _variant(G0, H, name):
         settings = dict(poll=int(name[4:]))
     elif name.startswith("batch"):  # batchN: a leaf's last depth batched from N entries (0: off)
         settings = dict(batch_min=int(name[5:]))
+    elif name.startswith("split"):  # splitN: a hub pair seed in one task per N of its degree
+        settings = dict(split_row=int(name[5:]))
+    elif name.startswith("warps"):  # warpsN: at most N warps (blocks of 16) per search
+        settings = dict(warps=int(name[5:]))
     elif VARIANTS[name] is None:
         return IncrementalMatcher(G0, H, engine="cpu", node_match=nm)
     else:
@@ -404,7 +408,8 @@ def main(argv=None):
     ap.add_argument("--variants", default="",
                     help="side by side on the same batches, comma-separated: nosteal, "
                          "nocoalesce, nosplit, nonarrow (whole rows), plain (no stealing, "
-                         "coalescing or splitting), noring, pollN, batchN, cpu (the CPU path)")
+                         "coalescing or splitting), noring, pollN, batchN, splitN, warpsN, "
+                         "cpu (the CPU path)")
     ap.add_argument("--cprofile", type=int, default=0, metavar="N",
                     help="print the N most expensive functions of each timed apply (stderr)")
     ap.add_argument("--no-recount", action="store_true",

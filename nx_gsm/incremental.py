@@ -510,6 +510,21 @@ class _PairsBatch(_Batch):
         self.lazy = False
         self.ends = None  # the rows' endpoints, deletions first (_row_ends), if integers
         self.next_keys = None  # the edge index's keys after this batch, once computed
+        self.pending = None  # (edge index, directed) while integer rows are not yet checked
+
+    def check(self):
+        """Check integer rows not yet checked (:attr:`pending`) against the edge index: no
+        pair twice, every deletion an edge, every insertion new between nodes. Raises
+        :class:`_NotPlain` if not (the general path then resolves the rows or names the
+        problem). Runs before anything changes state."""
+        if self.pending is None:
+            return
+        idx, directed = self.pending
+        ins, dels = self.pairs
+        if not (_distinct_pairs(ins, dels, directed, self.ends)
+                and idx.check(self.ends, len(dels))):
+            raise _NotPlain()
+        self.pending = None
 
     def __getattr__(self, name):  # only for attributes not set yet
         if name not in ("del_edges", "add_edges", "touched"):
@@ -839,13 +854,20 @@ class IncrementalMatcher:
                                counts_only)
 
     def _apply(self, insert, delete, nodes, delete_nodes, cols, counts_only):
-        batch = self._normalise(insert, delete, nodes, delete_nodes, *cols)
-        if batch.empty:
-            return BatchResult(None, None, self._count, (0, 0)) if counts_only else \
-                BatchResult([], [], self._count)
-        # nothing below changes any state until the commit, so an exception from a user callable
-        # during the searches leaves the matcher as it was
-        before, after, G1, g1 = self._delta(batch, counts_only)
+        plain = True
+        while True:
+            batch = self._normalise(insert, delete, nodes, delete_nodes, *cols, plain=plain)
+            if batch.empty:
+                return BatchResult(None, None, self._count, (0, 0)) if counts_only else \
+                    BatchResult([], [], self._count)
+            # nothing below changes any state until the commit, so an exception from a user
+            # callable during the searches leaves the matcher as it was; plain rows that fail
+            # their check there (_PairsBatch.check) go the general way
+            try:
+                before, after, G1, g1 = self._delta(batch, counts_only)
+                break
+            except _NotPlain:
+                plain = False
         hk = self._h.node_keys
         if isinstance(before, int):  # counted on the device: the two sides are disjoint
             added = removed = None
@@ -887,8 +909,8 @@ class IncrementalMatcher:
         return (u, v) if self._directed else frozenset((u, v))
 
     def _normalise(self, insert, delete, nodes, delete_nodes, source="source", target="target",
-                   edge_key=None, edge_attr=True, node_key="node", node_attr=True):
-        if not self._multi and nodes is None and delete_nodes is None:
+                   edge_key=None, edge_attr=True, node_key="node", node_attr=True, plain=True):
+        if plain and not self._multi and nodes is None and delete_nodes is None:
             b = self._pairs_batch(insert, delete)
             if b is not None:
                 return b
@@ -1002,19 +1024,20 @@ class IncrementalMatcher:
             rows.append(obj)
         ins, dels = rows
         ends = _row_ends(ins, dels)
+        b = _PairsBatch(ins, dels, tuple if self._directed else frozenset)
+        b.ends = ends  # (GAMMA reads integer rows as id columns)
+        idx = self._edge_index() if self._lazy_rows(b) else None
+        if idx is not None:
+            # checked while GAMMA's before-side search runs (it only reads the device graph;
+            # a failed check discards it, see _PairsBatch.check), not on the batch's path
+            b.lazy = True
+            b.pending = (idx, self._directed)
+            return b
         try:  # an unhashable endpoint (TypeError): the general path names it
             if not _distinct_pairs(ins, dels, self._directed, ends):
                 return None
         except TypeError:
             return None
-        b = _PairsBatch(ins, dels, tuple if self._directed else frozenset)
-        b.ends = ends  # (GAMMA reads integer rows as id columns)
-        idx = self._edge_index() if self._lazy_rows(b) else None
-        if idx is not None:
-            if not idx.check(ends, len(dels)):
-                return None
-            b.lazy = True
-            return b
         try:
             b.verify(self._G)
         except _NotPlain:
@@ -1221,9 +1244,7 @@ class IncrementalMatcher:
         """(mappings of G_before, mappings of G_after) that use a changed pair or a new/deleted
         node, plus (G_after, its GsmGraph) when the full path built them, else (None, None).
         The GPU engine may return the two sets' sizes instead (``counts_only``)."""
-        if self._h.n == 0:
-            return set(), set(), None, None
-        if self._gamma is not None:
+        if self._gamma is not None and self._h.n:
             from .engines.gpu.faults import device_errors
 
             # while the device searches, the host brings the edge index (plain id rows, whose
@@ -1248,6 +1269,10 @@ class IncrementalMatcher:
                 # GAMMA dropped its device graph; the CPU path below finishes the batch (and
                 # the matcher's graph takes it at once)
                 batch.lazy = False
+        if getattr(batch, "pending", None) is not None:
+            batch.check()  # rows GAMMA was to check (it faulted first, or the CPU path's tests)
+        if self._h.n == 0:
+            return set(), set(), None, None
         G0 = self._G
         # one group per unordered node pair: both orientations share one local region
         groups = {}

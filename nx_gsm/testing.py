@@ -112,7 +112,7 @@ def plain_row_batches(engine):
     """Batches of plain ``(u, v)`` rows, valid and not, applied to an ``IncrementalMatcher`` on
     ``engine`` and to one on the CPU path side by side (undirected and directed, node keys that
     are ids and keys that are not): an invalid batch raises the same ``BatchError`` on both and
-    changes nothing (on GAMMA no device work either), and every valid batch after it gives the
+    changes nothing (on GAMMA its device graph is kept), and every valid batch after it gives the
     same answers, and the same graph (on GAMMA with id rows, edited when next read). Raises
     AssertionError on a difference; returns the number of batches compared."""
     from .incremental import BatchError, IncrementalMatcher
@@ -152,8 +152,12 @@ def plain_row_batches(engine):
                         assert (m.count(), sorted(map(str, m.graph.edges()))) == before, b
                         out.append(("error", str(exc)))
                         if m._gamma is not None:
-                            # checked before any device work (ids: against the edge index)
+                            # checked before the device graph changes (ids: against the edge
+                            # index, while the before-side search runs)
                             assert not m._gamma._stale
+                            if b is batches[1] and not relabel:
+                                tl = m._gamma.last_stats.get("timeline_ms", {})
+                                assert "launched0" in tl and "checked" not in tl, tl
                     else:
                         if m._gamma is not None and b is batches[0]:
                             # id rows: the matcher's graph takes the batch when next read (the

@@ -1877,6 +1877,9 @@ class GammaDelta:
         new_keys = list(batch.new_nodes)
         nbits_new = self._node_bits([batch.new_nodes[x] for x in new_keys])
         cols = self._plain_columns(batch)
+        check = getattr(batch, "check", None)  # plain rows not yet checked (see below)
+        if cols is None and check is not None:
+            check()
         # (read only where needed: the matcher's graph may have batches of id rows to catch up;
         # a batch of plain rows was checked when the matcher made it)
         G0 = matcher._G if cols is None else None
@@ -1953,6 +1956,12 @@ class GammaDelta:
         before = self._run(self._seeds(cx, cy, m0, prank, gone, gone_rank), mk_d, mr_d, nn,
                            cap, which=0)
         at("launched0")
+        if check is not None:
+            # the rows' check, off the batch's path: the before-side search only reads the
+            # device graph, so a batch that fails here leaves nothing to undo (its search's
+            # result is dropped; later launches queue behind it)
+            check()
+            at("checked")
         t_upd = -time.perf_counter()
         # ---- apply the batch to the device graph and the candidate table; the host's part
         # first, while the before-side search may still run (the device's part queues behind it)
@@ -2022,10 +2031,12 @@ class GammaDelta:
         return before, after
 
     def _plain_columns(self, batch):
-        """``(cx, cy, m0, m1)`` of a batch of plain ``(u, v)`` rows (``batch.pairs``, checked:
-        every deletion present and every insertion new) on a graph whose node keys are its ids,
-        read straight off the rows (no per-row dict lookups); None otherwise, or with
-        ``edge_match`` (whose datum the general path reads)."""
+        """``(cx, cy, m0, m1)`` of a batch of plain ``(u, v)`` rows (``batch.pairs``, each
+        deletion present and each insertion new once ``batch.check`` passes; ids past the
+        tables give None, so an unchecked batch never makes the kernels read past them) on a
+        graph whose node keys are its ids, read straight off the rows (no per-row dict
+        lookups); None otherwise, or with ``edge_match`` (whose datum the general path
+        reads)."""
         if batch.pairs is None or not self.ident or self.edge_match is not None:
             return None
         ends = batch.ends  # the rows' integer endpoints, deletions first
