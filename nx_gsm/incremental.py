@@ -333,14 +333,27 @@ class _EdgeIndex:
         return u * self.n + v
 
     def check(self, ends, ndel):
-        """True if the first ``ndel`` rows of ``ends`` are edges, the others are not, and every
-        endpoint is a node (the rows are distinct: :func:`_distinct_pairs`)."""
+        """True if the first ``ndel`` rows of ``ends`` are distinct edges, the others distinct
+        non-edges, and every endpoint is a node (a pair in both parts cannot pass). Each part's
+        keys are sorted first: sorted needles keep the binary searches in cache (v20, on the
+        card's host: ~1.1 ms unsorted with the separate repeat check, for a 1% GitHub batch)."""
         if ends.size and (ends.min() < 0 or ends.max() >= self.n or not self.node[ends].all()):
             return False
         k = self._key(ends)
-        pos = np.minimum(np.searchsorted(self.keys, k), max(self.keys.size - 1, 0))
-        hit = self.keys[pos] == k if self.keys.size else np.zeros(k.size, dtype=bool)
-        return bool(hit[:ndel].all() and not hit[ndel:].any())
+        keys = self.keys
+        for part, edges in ((k[:ndel], True), (k[ndel:], False)):
+            part = np.sort(part)
+            if (part[1:] == part[:-1]).any():
+                return False
+            if not keys.size:
+                if edges and part.size:
+                    return False
+                continue
+            pos = np.minimum(np.searchsorted(keys, part), keys.size - 1)
+            hit = keys[pos] == part
+            if not (hit.all() if edges else not hit.any()):
+                return False
+        return True
 
     def updated(self, ends, ndel):
         """The keys once the checked rows are applied (deletions first)."""
@@ -510,19 +523,17 @@ class _PairsBatch(_Batch):
         self.lazy = False
         self.ends = None  # the rows' endpoints, deletions first (_row_ends), if integers
         self.next_keys = None  # the edge index's keys after this batch, once computed
-        self.pending = None  # (edge index, directed) while integer rows are not yet checked
+        self.pending = None  # the edge index while integer rows are not yet checked
 
     def check(self):
-        """Check integer rows not yet checked (:attr:`pending`) against the edge index: no
-        pair twice, every deletion an edge, every insertion new between nodes. Raises
-        :class:`_NotPlain` if not (the general path then resolves the rows or names the
-        problem). Runs before anything changes state."""
+        """Check integer rows not yet checked (:attr:`pending`) against the edge index: every
+        deletion an edge, every insertion new between nodes. Raises :class:`_NotPlain` if not
+        (the general path then resolves the rows or names the problem); the matcher's own
+        state has not changed then (GAMMA, which checks while its after-side search runs, drops
+        its device graph: see ``GammaDelta._delta``)."""
         if self.pending is None:
             return
-        idx, directed = self.pending
-        ins, dels = self.pairs
-        if not (_distinct_pairs(ins, dels, directed, self.ends)
-                and idx.check(self.ends, len(dels))):
+        if not self.pending.check(self.ends, len(self.pairs[1])):
             raise _NotPlain()
         self.pending = None
 
@@ -1027,17 +1038,17 @@ class IncrementalMatcher:
         b = _PairsBatch(ins, dels, tuple if self._directed else frozenset)
         b.ends = ends  # (GAMMA reads integer rows as id columns)
         idx = self._edge_index() if self._lazy_rows(b) else None
-        if idx is not None:
-            # checked while GAMMA's before-side search runs (it only reads the device graph;
-            # a failed check discards it, see _PairsBatch.check), not on the batch's path
-            b.lazy = True
-            b.pending = (idx, self._directed)
-            return b
         try:  # an unhashable endpoint (TypeError): the general path names it
             if not _distinct_pairs(ins, dels, self._directed, ends):
                 return None
         except TypeError:
             return None
+        if idx is not None:
+            # checked against the edge index while GAMMA's searches run, not on the batch's
+            # path (see _PairsBatch.check)
+            b.lazy = True
+            b.pending = idx
+            return b
         try:
             b.verify(self._G)
         except _NotPlain:

@@ -1022,12 +1022,16 @@ def test_edge_index_checks_and_follows_plain_id_rows(cls):
         H.add_edges_from(ins)
         assert idx.updated(ends, len(dele)).tolist() == _EdgeIndex(H).keys.tolist(), case
         # one bad row makes the set fail: a missing edge deleted, a present one inserted, a
-        # row at an id that is not a node
+        # row at an id that is not a node, a row twice (either orientation when undirected)
         bad = []
         if free:
             bad.append((ins, dele + [rng.choice(free)]))
         if dele:
             bad.append((ins + [dele[0]], dele[1:]))
+            u, v = dele[-1]
+            bad.append((ins, dele + [(u, v) if cls is nx.DiGraph else (v, u)]))
+        if ins:
+            bad.append((ins + [ins[0]], dele))
         gone = idx.n + 3 if case % 2 else next((i for i in range(idx.n) if i not in G), -1)
         bad.append((ins + [(next(iter(G)), gone)], dele))
         for bi, bd in bad:

@@ -259,8 +259,10 @@ def test_device_graph_tracks_many_batches():
     assert gpu.count() == cpu.count()
 
 
-def test_plain_rows_checked_before_the_search():
-    """Plain (u, v) rows are checked before any device work (id rows against the matcher's edge
-    index): an invalid batch raises as on the CPU path and changes nothing; valid id rows reach
-    the matcher's graph when it is next read, the same graph as the CPU path's."""
+def test_plain_rows_checked_beside_the_search():
+    """Plain (u, v) rows are checked (id rows against the matcher's edge index, while the
+    after-side search runs; others before any device work): an invalid batch raises as on the
+    CPU path and changes nothing in the matcher (id rows drop the device graph, reloaded by the
+    next batch); valid id rows reach the matcher's graph when it is next read, the same graph as
+    the CPU path's."""
     assert plain_row_batches("gamma") == 32

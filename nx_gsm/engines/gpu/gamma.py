@@ -1879,7 +1879,8 @@ class GammaDelta:
         cols = self._plain_columns(batch)
         check = getattr(batch, "check", None)  # plain rows not yet checked (see below)
         if cols is None and check is not None:
-            check()
+            check()  # (the general columns read the graph: checked rows only)
+            check = None
         # (read only where needed: the matcher's graph may have batches of id rows to catch up;
         # a batch of plain rows was checked when the matcher made it)
         G0 = matcher._G if cols is None else None
@@ -1956,12 +1957,6 @@ class GammaDelta:
         before = self._run(self._seeds(cx, cy, m0, prank, gone, gone_rank), mk_d, mr_d, nn,
                            cap, which=0)
         at("launched0")
-        if check is not None:
-            # the rows' check, off the batch's path: the before-side search only reads the
-            # device graph, so a batch that fails here leaves nothing to undo (its search's
-            # result is dropped; later launches queue behind it)
-            check()
-            at("checked")
         t_upd = -time.perf_counter()
         # ---- apply the batch to the device graph and the candidate table; the host's part
         # first, while the before-side search may still run (the device's part queues behind it)
@@ -2018,6 +2013,20 @@ class GammaDelta:
         after = self._run(self._seeds(cx, cy, m1, prank, newn, new_rank), mk_d, mr_d, nn, cap,
                           which=1)
         at("launched1")
+        if check is not None:
+            # plain id rows checked in the after-side search's shadow, off the batch's path
+            # (v20: ~1.1 ms on the card's host, which was the critical path between the
+            # launches); a batch that fails here drops the device graph it was applied to (the
+            # next batch reloads it from the matcher's graph, which did not change)
+            try:
+                check()
+            except BaseException:
+                try:
+                    before(), after()  # (their kernels still read the buffers about to go)
+                finally:
+                    self.drop()
+                raise
+            at("checked")
         if during is not None:
             during()
             at("during_done")
