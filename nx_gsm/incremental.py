@@ -585,6 +585,45 @@ class _PairsBatch(_Batch):
         return _edit_plain(G, dels, [(u, v, {}) for u, v in ins])
 
 
+def _plain_side(obj, inserting, source, target, edge_key, edge_attr):
+    """One side of a batch as plain ``(u, v)`` rows: ``(rows, ends)``, ``ends`` the rows as an
+    ``(m, 2)`` int64 array where they came as one (an integer array, or a DataFrame -- pandas,
+    or cudf through ``to_pandas`` -- whose ``source`` and ``target`` columns are integers,
+    without ``edge_key`` and, when inserting, without attribute columns: ``edge_attr`` selects
+    none), else None (tuples: :func:`_row_ends` reads them); None if the side is not plain
+    rows. The rows are Python values, as the general path reads them."""
+    if obj is None:
+        return [], np.zeros((0, 2), dtype=np.int64)
+    if type(obj) is list or type(obj) is tuple:
+        if not all([type(r) is tuple and len(r) == 2 for r in obj]):
+            return None
+        return obj, None
+    arr = obj if isinstance(obj, np.ndarray) else None
+    if arr is None:
+        try:
+            df = _to_pandas(obj)
+        except Exception:  # (the general path names what is wrong)
+            return None
+        if df is None or edge_key is not None:
+            return None
+        cols = list(df.columns)
+        if source not in cols or target not in cols:
+            return None
+        if inserting:
+            try:
+                if _attr_columns("insert", cols, {source, target}, edge_attr, "edge"):
+                    return None
+            except BatchError:
+                return None
+        arr = np.column_stack([df[source].to_numpy(), df[target].to_numpy()]) if len(df) \
+            else np.zeros((0, 2), dtype=np.int64)
+    if arr.ndim != 2 or arr.shape[1] != 2 or arr.dtype.kind not in "iu":
+        return None  # (nullable integer columns with missing values come as objects)
+    if arr.dtype.kind == "u" and arr.size and int(arr.max()) > np.iinfo(np.int64).max:
+        return None
+    return list(map(tuple, arr.tolist())), arr.astype(np.int64)
+
+
 def _row_ends(ins, dels):
     """The rows' endpoints as an ``(n, 2)`` int64 array, deletions first, or None if a key is
     not an integer that fits."""
@@ -922,7 +961,7 @@ class IncrementalMatcher:
     def _normalise(self, insert, delete, nodes, delete_nodes, source="source", target="target",
                    edge_key=None, edge_attr=True, node_key="node", node_attr=True, plain=True):
         if plain and not self._multi and nodes is None and delete_nodes is None:
-            b = self._pairs_batch(insert, delete)
+            b = self._pairs_batch(insert, delete, (source, target, edge_key, edge_attr))
             if b is not None:
                 return b
         G0 = self._G
@@ -1013,28 +1052,25 @@ class IncrementalMatcher:
                     b.touched.setdefault(self._pair(v, n), (v, n))
         return b
 
-    def _pairs_batch(self, insert, delete):
+    def _pairs_batch(self, insert, delete, frame=("source", "target", None, True)):
         """The batch of a simple graph given as plain ``(u, v)`` rows between existing nodes,
         validated and resolved in whole-list passes (a 1% batch on GitHub, on the H200's host:
         3-5 ms, was 12 ms), or None whenever anything needs the general path -- other rows, new
-        nodes, a pair in both lists, any error (which the general path then names). Where GAMMA
-        reads the rows as node ids, their membership is checked against the edge index
-        (:class:`_EdgeIndex`) instead of the graph, whose edit then waits (see ``_G``)."""
-        rows = []
-        for obj in (insert, delete):
-            if obj is None:
-                obj = ()
-            elif isinstance(obj, np.ndarray):
-                if obj.ndim != 2 or obj.shape[1] != 2 or obj.dtype.kind not in "iu":
-                    return None
-                obj = list(map(tuple, obj.tolist()))
-            elif type(obj) is not list and type(obj) is not tuple:
-                return None
-            if not all([type(r) is tuple and len(r) == 2 for r in obj]):
-                return None
-            rows.append(obj)
-        ins, dels = rows
-        ends = _row_ends(ins, dels)
+        nodes, a pair in both lists, any error (which the general path then names). Rows are
+        lists or tuples of 2-tuples, ``(m, 2)`` integer arrays, or DataFrames of two integer
+        columns and no attributes (:func:`_plain_side`; ``frame``: ``source``, ``target``,
+        ``edge_key``, ``edge_attr`` as ``apply`` takes them). Where GAMMA reads the rows as
+        node ids, their membership is checked against the edge index (:class:`_EdgeIndex`)
+        instead of the graph, whose edit then waits (see ``_G``)."""
+        sides = [_plain_side(obj, inserting, *frame)
+                 for obj, inserting in ((insert, True), (delete, False))]
+        if sides[0] is None or sides[1] is None:
+            return None
+        (ins, ends_i), (dels, ends_d) = sides
+        if ends_i is not None and ends_d is not None:  # read off arrays (deletions first)
+            ends = np.concatenate([ends_d, ends_i])
+        else:
+            ends = _row_ends(ins, dels)
         b = _PairsBatch(ins, dels, tuple if self._directed else frozenset)
         b.ends = ends  # (GAMMA reads integer rows as id columns)
         idx = self._edge_index() if self._lazy_rows(b) else None

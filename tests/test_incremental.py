@@ -398,15 +398,37 @@ def test_plain_pair_batches_resolve_like_the_general_path(cls, monkeypatch):
         assert fast is not None and fast.pairs is not None, case
         taken += 1
         with monkeypatch.context() as mp:
-            mp.setattr(IncrementalMatcher, "_pairs_batch", lambda self, i, d: None)
+            mp.setattr(IncrementalMatcher, "_pairs_batch", lambda self, *a: None)
             slow = m._normalise(ins, dele, None, None, "source", "target", None, True)
         assert fast.del_edges == slow.del_edges and fast.add_edges == slow.add_edges, case
         assert list(fast.touched.items()) == list(slow.touched.items()), case
         assert not (fast.replaced or slow.replaced or fast.new_nodes or fast.gone_nodes)
         assert fast.changes(m._G, m._pair) == slow.changes(m._G, m._pair)
-        if dele and not case % 2:
-            arr = np.array(dele, dtype=np.int64)
-            assert m._pairs_batch(None, arr).del_edges == m._pairs_batch(None, dele).del_edges
+        if not case % 2:  # integer keys: arrays and two-column frames take the same path
+            import pandas as pd
+
+            for conv in (lambda r: np.array(r, dtype=np.int64).reshape(-1, 2),
+                         lambda r: np.array(r, dtype=np.uint32).reshape(-1, 2),
+                         lambda r: pd.DataFrame(r, columns=["s", "t"], dtype=np.int64)):
+                b = m._pairs_batch(conv(ins), conv(dele), ("s", "t", None, True))
+                assert b is not None and b.pairs == (list(ins), dele), case
+                assert b.ends.dtype == np.int64 and b.ends.tolist() == \
+                    [list(e) for e in dele + list(ins)]
+                assert all(type(x) is int for r in b.pairs[0] + b.pairs[1] for x in r)
+            # not plain: attribute columns when inserting, an edge key, a missing value, ids
+            # past int64; deletions ignore attribute columns
+            dfi = pd.DataFrame(list(ins), columns=["s", "t"], dtype=np.int64)
+            dfd = pd.DataFrame(dele, columns=["s", "t"], dtype=np.int64)
+            if ins:
+                assert m._pairs_batch(dfi.assign(w=1.0), None, ("s", "t", None, True)) is None
+                assert m._pairs_batch(dfi.assign(w=1.0), None, ("s", "t", None, None)) \
+                    is not None
+                assert m._pairs_batch(dfi, None, ("s", "t", "k", True)) is None
+                gap = dfi.astype("Int64").reindex(range(len(ins) + 1))
+                assert m._pairs_batch(gap, None, ("s", "t", None, True)) is None
+            assert m._pairs_batch(None, dfd.assign(w=1.0), ("s", "t", None, True)) is not None
+            huge = np.array([[1 << 63, 0]], dtype=np.uint64)
+            assert m._pairs_batch(huge, None) is None
         # handed over
         others = [([(nodes[0], nodes[-1], {})] + list(ins), dele)]
         if edges:
@@ -434,6 +456,47 @@ def test_plain_pair_batches_resolve_like_the_general_path(cls, monkeypatch):
         m.apply(insert=[(0, [2])])
     d = m.apply(insert=[(0, 9)])  # a new node: the general path
     assert d.num_added == (1 if cls is nx.DiGraph else 2) and 9 in m.graph
+
+
+@pytest.mark.parametrize("cls", [nx.Graph, nx.DiGraph])
+def test_frame_and_array_batches_take_the_plain_path(cls, monkeypatch):
+    """Batches given as two-column integer DataFrames or (m, 2) arrays give what the same rows
+    as tuples give -- results, counts, errors (named by the general path) and graphs -- and
+    valid ones take the whole-list path (no per-row general normalisation)."""
+    import pandas as pd
+
+    rng = random.Random(41 + (cls is nx.DiGraph))
+    general = []
+    real = IncrementalMatcher._normalise
+
+    def spy(self, *a, **k):
+        b = real(self, *a, **k)
+        general.append(type(b).__name__ == "_Batch")
+        return b
+
+    monkeypatch.setattr(IncrementalMatcher, "_normalise", spy)
+    H = nx.path_graph(3, create_using=cls)
+    for conv in (lambda r: pd.DataFrame(r, columns=["source", "target"], dtype=np.int64),
+                 lambda r: np.array(r, dtype=np.int64).reshape(-1, 2)):
+        G = random_graph(rng, cls, 14, 30, labels=False)
+        ms = [IncrementalMatcher(G, H, engine="cpu") for _ in range(2)]
+        for step in range(6):
+            ins, dele, free = plain_pairs(rng, ms[0].graph)
+            if step == 3 and free:
+                dele = dele + [free[0]]  # a missing edge: an error on both
+            out = []
+            for m, rows in zip(ms, ((ins, dele), (conv(ins), conv(dele)))):
+                general.clear()
+                try:
+                    r = m.apply(insert=rows[0], delete=rows[1])
+                except BatchError as exc:
+                    out.append(str(exc))
+                    continue
+                assert general == [False], general  # the plain path, at once
+                out.append((sorted(map(sorted, (d.items() for d in r.added))),
+                            sorted(map(sorted, (d.items() for d in r.removed))), m.count()))
+            assert out[0] == out[1], (step, out)
+            assert snapshot(ms[0].graph) == snapshot(ms[1].graph)
 
 
 @pytest.mark.parametrize("cls", [nx.Graph, nx.DiGraph])
