@@ -1882,7 +1882,7 @@ class GammaDelta:
             check()  # (the general columns read the graph: checked rows only)
             check = None
         # (read only where needed: the matcher's graph may have batches of id rows to catch up;
-        # a batch of plain rows was checked when the matcher made it)
+        # a batch of plain rows was checked when the matcher made it, or is checked below)
         G0 = matcher._G if cols is None else None
         if cols is None:
             # (u, v, mult before, mult after, datum after) per changed pair
