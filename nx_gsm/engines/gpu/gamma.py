@@ -1877,7 +1877,8 @@ class GammaDelta:
         new_keys = list(batch.new_nodes)
         nbits_new = self._node_bits([batch.new_nodes[x] for x in new_keys])
         cols = self._plain_columns(batch)
-        check = getattr(batch, "check", None)  # plain rows not yet checked (see below)
+        # plain id rows not yet checked (see below)
+        check = batch.check if getattr(batch, "pending", None) is not None else None
         if cols is None and check is not None:
             check()  # (the general columns read the graph: checked rows only)
             check = None
