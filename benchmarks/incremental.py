@@ -8,7 +8,8 @@ GAMMA's GH; 6-vertex dense (average degree >= 3), sparse (connected, not a tree,
 (seeded). ``--variants`` applies the same batches side by side to GAMMA without work stealing
 in blocks (``nosteal``) or donation between them (``noring``), with another donation poll
 (``pollN``: every N + 1 levels a warp makes, N = 2**j - 1), with a leaf's last depth batched
-from another number of entries (``batchN``, 0: never), without coalesced search, seed
+from another number of entries (``batchN``, 0: never), with candidate rows of >= 2N entries
+offered in slices to idle warps (``sliceN``, 0: never), without coalesced search, seed
 splitting or class-narrowed rows, or to the CPU path. Per batch:
 ``apply`` latency (``--counts-only``: the delta's sizes only, which the GPU counts on the
 device), the delta's size, and a recount of
@@ -207,6 +208,8 @@ def _variant(G0, H, name):
         settings = dict(batch_min=int(name[5:]))
     elif name.startswith("split"):  # splitN: a hub pair seed in one task per N of its degree
         settings = dict(split_row=int(name[5:]))
+    elif name.startswith("slice"):  # sliceN: rows of >= 2N entries offered in slices (0: off)
+        settings = dict(slice_min=int(name[5:]))
     elif name.startswith("warps"):  # warpsN: at most N warps (blocks of 16) per search
         settings = dict(warps=int(name[5:]))
     elif VARIANTS[name] is None:
@@ -408,8 +411,8 @@ def main(argv=None):
     ap.add_argument("--variants", default="",
                     help="side by side on the same batches, comma-separated: nosteal, "
                          "nocoalesce, nosplit, nonarrow (whole rows), plain (no stealing, "
-                         "coalescing or splitting), noring, pollN, batchN, splitN, warpsN, "
-                         "cpu (the CPU path)")
+                         "coalescing or splitting), noring, pollN, batchN, sliceN, splitN, "
+                         "warpsN, cpu (the CPU path)")
     ap.add_argument("--cprofile", type=int, default=0, metavar="N",
                     help="print the N most expensive functions of each timed apply (stderr)")
     ap.add_argument("--no-recount", action="store_true",

@@ -88,6 +88,8 @@ def case(seed):
     cpn = IncrementalMatcher(G, H, engine="cpu", **kw)
     if nm is not None:  # every row narrowed to the label classes (by default only long ones)
         gpu._gamma.narrow_row = cnt._gamma.narrow_row = 0
+    if seed % 3 == 0:  # rows of 4 entries and up offered in slices to idle warps
+        gpu._gamma.slice_min = cnt._gamma.slice_min = 2
     for step in range(2):
         b = rand_batch(rnd, gpu.graph, nl, nel)
         before = vf2(gpu.graph, H, induced, nm, em)
@@ -145,14 +147,15 @@ def symmetric():
     modes, and with edge labels (edge_match: a 4-cycle of alternating labels and a star with
     two equal ones, whose automorphisms must keep them): stealing and coalescing on (the
     default) and off, donation through the global ring alone (runs 2 and 6), and seeds at
-    hubs split into slices (every other run), give the CPU path's answers, counts included;
-    some run steals, some donate, some split seeds and some search fewer pattern pairs than
-    they seed, with edge_match too."""
+    hubs split into slices (every other run), candidate rows of 4 entries and up offered in
+    slices to idle warps (the runs between), give the CPU path's answers, counts included;
+    some run steals, some donate, some split seeds, some slice rows and some search fewer
+    pattern pairs than they seed, with edge_match too."""
     rnd = random.Random(11)
     tri = nx.Graph([(0, 1), (1, 2), (2, 0), (2, 3)])
     pats = [tri, nx.star_graph(3), nx.cycle_graph(4), nx.complete_graph(4)]
     pats[3].remove_edge(0, 1)
-    stole = fewer = fewer_em = split = donated = 0
+    stole = fewer = fewer_em = split = donated = sliced = 0
     # undirected: the four patterns, mono and induced in turn; directed: two, one orientation;
     # then the 4-cycle and the star with edge labels (undirected)
     for i, H in enumerate(pats + pats[:2] + [pats[2], pats[1]]):
@@ -178,6 +181,8 @@ def symmetric():
         cnt = IncrementalMatcher(G, H, engine="gamma", **kw)
         if i % 2:  # the hubs' seeds in slices (hub degrees here are 8 to 13)
             on._gamma.split_row = cnt._gamma.split_row = 3
+        else:  # rows of 4 entries and up in slices to idle warps
+            on._gamma.slice_min = cnt._gamma.slice_min = 2
         if i % 4 == 2:  # (the simulator runs one block) donation through the ring alone
             on._gamma.steal = cnt._gamma.steal = False
         if nm is not None:
@@ -203,6 +208,7 @@ def symmetric():
         same = same and marks == sorted(marks)
         stole += st.get("steals", 0) > 0
         donated += st.get("donations", 0) > 0
+        sliced += st.get("slices", 0) > 0
         split += st.get("split_tasks", 0) > 0
         coalesced = st["pairs_searched"].split(" of ")[0] != st["pairs_searched"].split(" of ")[1]
         fewer += coalesced
@@ -212,9 +218,9 @@ def symmetric():
               f"+{rc.num_added} -{rc.num_removed} ok={same} {st}", flush=True)
         if not same:
             sys.exit(1)
-    print(f"symmetric: {stole} runs stole, {donated} donated, {split} split seeds, {fewer} "
-          f"searched fewer pairs ({fewer_em} with edge_match)", flush=True)
-    if not stole or not donated or not split or not fewer or not fewer_em:
+    print(f"symmetric: {stole} runs stole, {donated} donated, {split} split seeds, {sliced} "
+          f"sliced rows, {fewer} searched fewer pairs ({fewer_em} with edge_match)", flush=True)
+    if not stole or not donated or not split or not sliced or not fewer or not fewer_em:
         sys.exit(1)
 
 

@@ -109,6 +109,8 @@ def test_random_batches_equal_cpu_path_and_vf2(block):
             gpu._gamma.narrow_row = cnt._gamma.narrow_row = 0
         if seed % 4 == 3:  # counting without the batched last depth
             cnt._gamma.batch_min = 0
+        if seed % 5 < 2:  # rows of 4 entries and up offered in slices to idle warps
+            gpu._gamma.slice_min = cnt._gamma.slice_min = 2
         after = _vf2(gpu.graph, H, kw["induced"], kw["node_match"], kw["edge_match"])
         for _ in range(3):
             b = _batch(rnd, gpu.graph, nl, nel, rnd.choice([2, 6]))
@@ -158,13 +160,14 @@ def test_stealing_and_coalescing_change_nothing(directed, induced):
     4-cycle, diamond, and a 4-cycle of alternating edge labels under edge_match) on graphs with
     hubs, labelled and not; GAMMA with stealing and coalescing (default), with neither, and with
     each alone, with donation between blocks alone, with the hubs' seeds split into slices and
-    without, give the CPU path's answers and counts; the default run steals, splits seeds and
-    searches fewer pattern pairs than it seeds, with edge_match too; donation alone donates."""
+    without, with candidate rows of 8 entries and up offered in slices to idle warps, give the
+    CPU path's answers and counts; the default run steals, splits seeds and searches fewer
+    pattern pairs than it seeds, with edge_match too; donation alone donates; rows are sliced."""
     rnd = random.Random(5)
     tri = nx.Graph([(0, 1), (1, 2), (2, 0), (2, 3)])
     diamond = nx.complete_graph(4)
     diamond.remove_edge(0, 1)
-    stole = fewer = fewer_em = split = donated = 0
+    stole = fewer = fewer_em = split = donated = sliced = 0
     ring = nx.Graph()
     ring.add_edges_from([(0, 1, {"w": 0}), (1, 2, {"w": 1}), (2, 3, {"w": 0}), (3, 0, {"w": 1})])
     for i, H in enumerate([tri, nx.star_graph(3), nx.cycle_graph(4), diamond, ring]):
@@ -194,6 +197,8 @@ def test_stealing_and_coalescing_change_nothing(directed, induced):
         ms["ring"] = IncrementalMatcher(G, H, engine="gamma", **kw)  # donation alone
         ms["ring"]._gamma.steal = False
         ms["ring"]._gamma.poll = 0  # (every level: these graphs' searches are short)
+        ms["slices"] = IncrementalMatcher(G, H, engine="gamma", **kw)
+        ms["slices"]._gamma.slice_min = 4
         cnt = IncrementalMatcher(G, H, engine="gamma", **kw)
         for _ in range(2):
             edges = list(ref.graph.edges())
@@ -216,14 +221,15 @@ def test_stealing_and_coalescing_change_nothing(directed, induced):
             st = ms[True, True]._gamma.last_stats
             stole += st["steals"] > 0
             donated += ms["ring"]._gamma.last_stats["donations"] > 0
+            sliced += ms["slices"]._gamma.last_stats["slices"] > 0
             split += st.get("split_tasks", 0) > 0
             searched, seeded = st["pairs_searched"].split(" of ")
             fewer += int(searched) < int(seeded)
             fewer_em += int(searched) < int(seeded) and em is not None
             assert ms[False, True]._gamma.last_stats["steals"] == 0
             assert ms[False, True]._gamma.last_stats["donations"] == 0
-    assert stole > 0 and donated > 0 and split > 0 and fewer > 0 and fewer_em > 0, (
-        stole, donated, split, fewer, fewer_em)
+    assert stole > 0 and donated > 0 and split > 0 and fewer > 0 and fewer_em > 0 and sliced > 0, (
+        stole, donated, split, fewer, fewer_em, sliced)
 
 
 def test_output_larger_than_the_device_buffer():

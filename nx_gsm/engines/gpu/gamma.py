@@ -78,8 +78,9 @@ _ALLKEYS = 1 << 62
 # the delta kernel's control words: task counter, matches, steals within a block, then the
 # donation ring (GAMMA's stealing carried across blocks as gMatch's Sec. 4.3 queue): claims,
 # reservations, busy warps (relative: each warp counts itself once it starts), idle warps,
-# donations; ring slot s's ready word (the generation written there) is ctl[_C_RDY + s]
-_C_TASK, _C_MATCH, _C_STEAL, _C_HEAD, _C_TAIL, _C_BUSY, _C_IDLE, _C_DON, _C_RDY = range(9)
+# donations, slices given; ring slot s's ready word (the generation written there) is
+# ctl[_C_RDY + s]
+_C_TASK, _C_MATCH, _C_STEAL, _C_HEAD, _C_TAIL, _C_BUSY, _C_IDLE, _C_DON, _C_SLC, _C_RDY = range(10)
 # a busy warp looks for idle warps every (_POLL + 1) levels it makes (v16, H200, GitHub tree
 # 1%: every level 1.6-1.9x faster than no donation, every 4th 1.45x, 16th 1.15x, 64th 1.0x;
 # dense: no difference)
@@ -89,6 +90,9 @@ _POLL = 0
 # 0.063-0.067 from 4, 0.065-0.069 from 8, 0.069-0.077 from 16, 0.089-0.092 never; the dense
 # pattern's 1% apply 0.6-1.3 ms slower from any threshold than never)
 _BATCH_MIN = 1
+# a candidate row of at least 2 * _SLICE_MIN entries is offered in slices of >= _SLICE_MIN to
+# idle warps before its warp scans it (0: never); see _offer_slices
+_SLICE_MIN = 256
 
 
 def gamma_reason():
@@ -973,6 +977,52 @@ def _donate(ctl, q_cap, wib, base, d, lk, S_lock, S_p, S_end, B):
 
 
 @cuda.jit(device=True)
+def _offer_slices(ctl, q_cap, q_meta, q_m, m, d, rank, tab, i_lo, i_hi, slice_min):
+    """Lane 0 of a busy warp about to make depth ``d`` from entries ``[i_lo, i_hi)`` of its
+    candidate row: while warps are idle in the grid, fewer units wait in the ring than idle
+    warps and the range holds >= 2 x ``slice_min`` entries, give a slice of its end (an equal
+    share for each idle warp waiting, at least ``slice_min``) as a range unit of the donation
+    ring (``q_meta`` = rank, table, depth, -1, first entry, end; ``q_m`` = the partial match
+    above). Its claimer makes depth ``d`` for that slice as its first level. GAMMA Sec. V-A's
+    stealing at the grain of a row: a warp scans a row whole before its level can be stolen
+    or donated, so one hub's long row held a search's tail (Nsight Compute, v20). Reservations
+    are ``_donate``'s (the donor is busy while it holds one), so the ring's termination rule
+    holds. Returns the end of the range the donor keeps."""
+    given = 0
+    for _ in range(64):
+        if i_hi - i_lo < 2 * slice_min:
+            break
+        idle = cuda.atomic.add(ctl, _C_IDLE, 0)
+        hd = cuda.atomic.add(ctl, _C_HEAD, 0)
+        tl = cuda.atomic.add(ctl, _C_TAIL, 0)
+        want = idle - (tl - hd)
+        if want <= 0 or tl - hd >= q_cap:
+            break
+        if cuda.atomic.cas(ctl, _C_TAIL, tl, tl + 1) != tl:
+            continue
+        s = max(int64(slice_min), (i_hi - i_lo) // (want + 1))
+        q = tl % q_cap
+        while cuda.atomic.add(ctl, _C_RDY + q, 0) != 0:  # its last unit's claimer is reading
+            _pause(32)
+        cuda.threadfence()
+        q_meta[q, 0] = rank
+        q_meta[q, 1] = tab
+        q_meta[q, 2] = d
+        q_meta[q, 3] = -1
+        q_meta[q, 4] = i_hi - s
+        q_meta[q, 5] = i_hi
+        for j in range(d):
+            q_m[q, j] = m[j]
+        cuda.threadfence()
+        cuda.atomic.exch(ctl, _C_RDY + q, tl + 1)
+        i_hi -= s
+        given += 1
+    if given > 0:
+        cuda.atomic.add(ctl, _C_SLC, given)
+    return i_hi
+
+
+@cuda.jit(device=True)
 def _drive(d, m, bo, bc, order_t, drv_ptr, drv_j, drv_dir, ukey, rstart, rlen, akey, irstart,
            irlen, iakey, narrow_row, n_nodes):
     """The row depth ``d``'s candidates are drawn from given ``m[0..d-1]`` (GAMMA Alg. 1's
@@ -1016,7 +1066,7 @@ def _delta_kernel(n_tasks, n_groups, g_first, g_rank, g_x, g_y, g_toff, g_parts,
                   rstart, rlen, adj, akey, amult, aemask, irstart, irlen, iadj, iakey, vcls, ukey,
                   narrow_row, trange, mkeys, mranks,
                   nn, n_nodes, has_el, mono, directed, cbuf, out, out_tab, out_cap, ctl, steal,
-                  q_meta, q_m, q_ent, q_cap, poll, batch_min):
+                  q_meta, q_m, q_ent, q_cap, poll, batch_min, slice_min):
     """GAMMA Alg. 1 (WBM) with the digest's corrections: one warp per task (an updated item
     seeded onto a pattern pair, loop or isolated node), warp-cooperative candidate generation
     per depth (lanes split the shortest backward-neighbour row, ballot compaction into the
@@ -1037,7 +1087,10 @@ def _delta_kernel(n_tasks, n_groups, g_first, g_rank, g_x, g_y, g_toff, g_parts,
     levels it makes, ``poll`` = 2**j - 1) moves the same tail half, with its partial match,
     rank and order table, into a slot of a global ring (``q_meta`` = rank, table, level,
     entries; ``q_m``; ``q_ent``) which an idle warp of any block claims (:func:`_donate`,
-    :func:`_claim`).
+    :func:`_claim`). Before a warp scans a candidate row of >= 2 x ``slice_min`` entries
+    (``slice_min`` > 0), it offers slices of the row's end to idle warps through the same ring
+    (:func:`_offer_slices`): a long row no longer waits for one warp's scan before it can be
+    shared.
 
     Tasks come in seed groups (:meth:`GammaDelta._seeds`): group ``g`` seeds the updated item
     ``(g_x[g], g_y[g])`` onto each order table ``tlist[g_toff[g] + i]``, each of them split
@@ -1089,6 +1142,8 @@ def _delta_kernel(n_tasks, n_groups, g_first, g_rank, g_x, g_y, g_toff, g_parts,
     ns_back = 64
     part = 0
     parts = 1
+    r_lo = int64(0)  # a claimed slice of its first level's row: [r_lo, r_hi), r_hi < 0: none
+    r_hi = int64(-1)
     # counting (out_cap == 0): the warp's matches, added to ctl[_C_MATCH] once when it stops --
     # an atomic per warp round on one address serialised the warps of a large count
     acc = int64(0)
@@ -1206,7 +1261,9 @@ def _delta_kernel(n_tasks, n_groups, g_first, g_rank, g_x, g_y, g_toff, g_parts,
                 q = B[wib, 0]
                 cuda.threadfence()
                 lv = q_meta[q, 2]
-                take = q_meta[q, 3]
+                take = q_meta[q, 3]  # -1: a slice of depth lv's row, not entries
+                r_lo = q_meta[q, 4]
+                r_hi = q_meta[q, 5]
                 for i in range(lane, take, 32):
                     cbuf[gw, lv, i] = q_ent[q, i]
                 cuda.threadfence()
@@ -1224,7 +1281,7 @@ def _delta_kernel(n_tasks, n_groups, g_first, g_rank, g_x, g_y, g_toff, g_parts,
                 S_task[wib, 0] = rank_v
                 S_task[wib, 1] = tab_v
                 S_p[wib, lv] = 0
-                S_end[wib, lv] = take
+                S_end[wib, lv] = max(take, 0)
                 cuda.atomic.exch(S_busy, wib, int32(1))
                 _unlock(S_lock, wib, lk)
             _wsync()
@@ -1238,7 +1295,9 @@ def _delta_kernel(n_tasks, n_groups, g_first, g_rank, g_x, g_y, g_toff, g_parts,
             _wsync()
             base = lv
             d = lv
-            gen = False
+            gen = take < 0  # a slice: make depth lv from it
+            if not gen:
+                r_hi = -1
         while True:
             if not gen:
                 if d == k - 1:  # the last depth writes its matches and keeps no buffer
@@ -1341,6 +1400,17 @@ def _delta_kernel(n_tasks, n_groups, g_first, g_rank, g_x, g_y, g_toff, g_parts,
             if parts > 1 and d == base:
                 i_lo = n * part // parts
                 i_hi = n * (part + 1) // parts
+            if r_hi >= 0:  # a claimed slice (its first level, depth base)
+                i_lo = r_lo
+                i_hi = r_hi
+                r_hi = -1
+            if slice_min > 0 and steal & 2 and i_hi - i_lo >= 2 * slice_min:
+                if lane == 0:
+                    B[wib, 0] = _offer_slices(ctl, q_cap, q_meta, q_m, m, d, rank, tab, i_lo,
+                                              i_hi, slice_min)
+                _wsync()
+                i_hi = B[wib, 0]
+                _wsync()
             for i0 in range(i_lo, i_hi, 32):
                 i = i0 + lane
                 v = -1
@@ -1459,9 +1529,11 @@ class GammaDelta:
         Coalesced search over automorphic pattern pairs (default on;
         ``NX_GSM_GAMMA_COALESCE=0`` turns it off). The answers are the same either way.
 
-    The attributes ``poll`` (the donation poll every ``poll + 1`` levels) and ``batch_min``
+    The attributes ``poll`` (the donation poll every ``poll + 1`` levels), ``batch_min``
     (counting, a leaf's last depth made for a chunk of the level above once it has this many
-    entries left; 0: never) tune the kernel; the answers are the same for any value.
+    entries left; 0: never) and ``slice_min`` (a candidate row of at least twice this many
+    entries offered in slices to idle warps, with donation on; 0: never) tune the kernel; the
+    answers are the same for any value.
 
     Device faults (out of memory, a failed launch) are not atomic on the device -- the graph
     update may stop half-way -- so :meth:`delta` drops the device graph and re-raises, and the
@@ -1496,6 +1568,7 @@ class GammaDelta:
                            else env("NX_GSM_GAMMA_DONATE", "1") != "0")
         self.poll = _POLL
         self.batch_min = _BATCH_MIN
+        self.slice_min = _SLICE_MIN
         self.coalesce = bool(coalesce if coalesce is not None
                              else env("NX_GSM_GAMMA_COALESCE", "1") != "0")
         self.split = bool(split if split is not None else env("NX_GSM_GAMMA_SPLIT", "1") != "0")
@@ -2134,7 +2207,7 @@ class GammaDelta:
         q_cap = max(1, min(nw, (1 << 24) // cap)) if self.donate else 1
         ctl_d, ctl = self._args.buffer(f"ctl{which}", (_C_RDY + q_cap,), np.int64)
         ring = [self._args.buffer(n, shape, dt)[1] for n, shape, dt in
-                (("q_meta", (q_cap, 4), np.int64), ("q_m", (q_cap, KMAX), np.int32),
+                (("q_meta", (q_cap, 6), np.int64), ("q_m", (q_cap, KMAX), np.int32),
                  ("q_ent", (q_cap, cap), np.int32))]
         inn = self.inn if self.inn is not None else self.out
         a, arg = _kernel_array, self._args.wrap
@@ -2172,7 +2245,7 @@ class GammaDelta:
                 int(self.edge_match is not None), self.mono, int(self.directed), cbuf[1],
                 out, out_tab, out_cap, ctl,
                 int(self.steal) | (2 if self.donate else 0), *ring, q_cap, self.poll,
-                self.batch_min)
+                self.batch_min, self.slice_min)
             clock.stop()
             if count_only:
                 return lambda: self._collect(ctl_d, n_tasks, nw, [clock])
@@ -2209,6 +2282,7 @@ class GammaDelta:
         st["warps"] = nw
         st["steals"] = st.get("steals", 0) + int(c[_C_STEAL])
         st["donations"] = st.get("donations", 0) + int(c[_C_DON])
+        st["slices"] = st.get("slices", 0) + int(c[_C_SLC])
         st["pairs_searched"] = f"{len(self.rep_pairs)} of {len(self.pairs)}"
         st["kernel_s"] = st.get("kernel_s", 0.0) + dt
         # (tasks, matches, seconds) per launch: the before-side search, then the after-side
