@@ -368,7 +368,7 @@ def summary(row):
     """One line per batch row: latency, recount, speedup, delta sizes, device phases, variants."""
     g = row.get("gamma", {})
     dev = " ".join(f"{k}={g[k]:.4g}" if isinstance(g[k], float) else f"{k}={g[k]}"
-                   for k in ("kernel_s", "steals", "total_s", "pairs_searched", "launches",
+                   for k in ("kernel_s", "steals", "slices", "total_s", "pairs_searched", "launches",
                              "timeline_ms")
                    if k in g)
     var = " ".join(f"{n}={v['apply_s']:.4g}s{'' if v.get('exact') else '(DIFF)'}"
