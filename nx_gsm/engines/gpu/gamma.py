@@ -91,7 +91,9 @@ _POLL = 0
 # pattern's 1% apply 0.6-1.3 ms slower from any threshold than never)
 _BATCH_MIN = 1
 # a candidate row of at least 2 * _SLICE_MIN entries is offered in slices of >= _SLICE_MIN to
-# idle warps before its warp scans it (0: never); see _offer_slices
+# idle warps before its warp scans it (0: never); see _offer_slices (v21, H100, GitHub 1%, same
+# batches: tree 52/42/53 ms at 256 against 58/48/54 never, 56/49/58 from 64, 59/47/50 from 1024;
+# the dense pattern gives no slice at 256 and the same times from 64)
 _SLICE_MIN = 256
 
 
@@ -984,9 +986,10 @@ def _offer_slices(ctl, q_cap, q_meta, q_m, m, d, rank, tab, i_lo, i_hi, slice_mi
     share for each idle warp waiting, at least ``slice_min``) as a range unit of the donation
     ring (``q_meta`` = rank, table, depth, -1, first entry, end; ``q_m`` = the partial match
     above). Its claimer makes depth ``d`` for that slice as its first level. GAMMA Sec. V-A's
-    stealing at the grain of a row: a warp scans a row whole before its level can be stolen
-    or donated, so one hub's long row held a search's tail (Nsight Compute, v20). Reservations
-    are ``_donate``'s (the donor is busy while it holds one), so the ring's termination rule
+    stealing at the grain of a row: a warp scans a row whole before any of its level can be
+    stolen or donated (v21, H100, GitHub 1%: the tree's batches 1,300-4,700 slices and ~5%
+    faster; the dense pattern's rows are all shorter than 512). Reservations are
+    ``_donate``'s (the donor is busy while it holds one), so the ring's termination rule
     holds. Returns the end of the range the donor keeps."""
     given = 0
     for _ in range(64):
