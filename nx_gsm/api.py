@@ -69,6 +69,11 @@ def _check_callable(f, name):
 
 def _strict_label(fn_name, items, names, attr, what):
     """Every item must carry ``attr`` with a hashable value; errors name the item."""
+    try:  # all present and hashable: one pass in C (the loop below is ~3x slower)
+        hash(tuple([d[attr] for d in items]))
+        return
+    except (KeyError, TypeError):
+        pass
     for d, name in zip(items, names):
         if attr not in d:
             raise nx.NetworkXError(f"{fn_name}: {what} {name!r} has no attribute {attr!r}")

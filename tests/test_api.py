@@ -202,3 +202,44 @@ def test_big_count_is_python_int():
     G = nx.complete_graph(12)
     c = nx_gsm.count_subgraph_monomorphisms(G, nx.path_graph(6))
     assert type(c) is int and c == 12 * 11 * 10 * 9 * 8 * 7
+
+
+def test_recognised_label_tables_equal_the_helper_itself():
+    """compat_table's fast path for NetworkX's categorical helpers (keys grouped in one pass):
+    its table equals calling the helper on every (data item, pattern item), with missing
+    attributes (the default), NaN (not equal to itself), mixed types, several attributes, a
+    multigraph's edge key-dicts, an unhashable value (the generic path) and no data items."""
+    import random
+
+    from nx_gsm.plan.labels import compat_table
+
+    nan = float("nan")
+    rnd = random.Random(3)
+    values = [0, 1, 2, "a", 1.0, True, nan, None, (1, 2)]
+    for trial in range(30):
+        def item():
+            d = {}
+            if rnd.random() < 0.9:
+                d["c"] = rnd.choice(values)
+            if rnd.random() < 0.5:
+                d["w"] = rnd.choice(values[:4])
+            return d
+
+        data = [item() for _ in range(rnd.randrange(0, 40))]
+        pats = [item() for _ in range(rnd.randrange(1, 6))]
+        if trial % 10 == 9:
+            data.append({"c": [1]})  # unhashable: the generic path, still exact
+        helpers = [iso.categorical_node_match("c", 7),
+                   iso.categorical_node_match(["c", "w"], [None, 0])]
+        for nm in helpers:
+            dcls, ok = compat_table(nm, data, pats)
+            assert dcls.shape == (len(data),)
+            for p, it in enumerate(pats):
+                assert [bool(ok[p, dcls[i]]) for i in range(len(data))] == \
+                    [bool(nm(d, it)) for d in data], (trial, p)
+        em = iso.categorical_multiedge_match("c", None)
+        kd = [{j: item() for j in range(rnd.randrange(1, 3))} for _ in data[:10]]
+        pk = [{0: item()} for _ in pats]
+        dcls, ok = compat_table(em, kd, pk)
+        for p, it in enumerate(pk):
+            assert [bool(ok[p, dcls[i]]) for i in range(len(kd))] == [bool(em(d, it)) for d in kd]

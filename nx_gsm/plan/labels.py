@@ -90,6 +90,17 @@ def label_key(kind, attrs):
     return lambda kd: frozenset(tuple(x.get(a, d) for a, d in attrs) for x in kd.values())
 
 
+def _keys(kind, attrs, items):
+    """``label_key(kind, attrs)`` of every item; the one-attribute categorical key as a
+    comprehension (a call per item made the yeast graph's 3,112 nodes ~0.25 ms of a ~1 ms
+    end-to-end count)."""
+    if kind == "cat" and len(attrs) == 1:
+        (a, d), = attrs
+        return [x.get(a, d) for x in items]
+    key = label_key(kind, attrs)
+    return [key(x) for x in items]
+
+
 def _classes(items, keyfn):
     """Group ``items`` by ``keyfn``; returns (class id per item (int32), representative list).
     Items whose key cannot be hashed each get a class of their own."""
@@ -121,8 +132,14 @@ def compat_table(match, data_items, pattern_items):
     if rec is not None:
         key = label_key(*rec)
         try:
-            dcls, reps = _classes(data_items, key)
-            lookup = {key(r): c for c, r in enumerate(reps)}
+            keys = _keys(*rec, data_items)
+            lookup = dict.fromkeys(keys)  # key -> class id, ids in order of first appearance
+            for c, k in enumerate(lookup):
+                lookup[k] = c
+            dcls = np.fromiter(map(lookup.__getitem__, keys), dtype=np.int32, count=len(keys))
+            # each class's first item: where the running maximum of the ids steps up
+            first = np.flatnonzero(np.diff(np.maximum.accumulate(dcls), prepend=-1))
+            reps = [data_items[i] for i in first.tolist()]
             ok = np.zeros((len(pattern_items), len(reps)), dtype=bool)
             for p, it in enumerate(pattern_items):
                 c = lookup.get(key(it))
