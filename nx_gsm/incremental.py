@@ -55,7 +55,7 @@ import numpy as np
 from .interop.networkx import from_networkx
 from .plan.planner import make_plan
 
-__all__ = ["IncrementalMatcher", "BatchResult", "BatchError"]
+__all__ = ["IncrementalMatcher", "BatchResult", "BatchError", "MatchList"]
 
 _NOKEY = object()  # "no key given" for multigraph rows
 
@@ -65,11 +65,50 @@ class BatchError(nx.NetworkXError, ValueError):
     ``ValueError``; the message names the offending item."""
 
 
+class MatchList(cabc.Sequence):
+    """The mappings a batch added or removed: a read-only sequence of ``{G_node: H_node}``
+    dicts, each made when it is read (``len`` reads none). A batch of 1% of GitHub's edges on
+    the dense 6-vertex pattern adds and removes ~3 million matches: building every dict up
+    front took about twice as long as finding and differencing the matches themselves
+    (~9 s against ~4.5 s for 3 million on a 2-core VM). Compares equal to a list or tuple of
+    the same dicts in the same order; ``list(d.added)`` makes a plain list."""
+
+    __slots__ = ("_rows", "_keys")
+    __hash__ = None
+
+    def __init__(self, rows, keys):
+        self._rows = rows  # tuples of G nodes, in the order of the pattern's nodes ``keys``
+        self._keys = keys
+
+    def __len__(self):
+        return len(self._rows)
+
+    def __getitem__(self, i):
+        keys = self._keys
+        if isinstance(i, slice):
+            return [dict(zip(t, keys)) for t in self._rows[i]]
+        return dict(zip(self._rows[i], keys))
+
+    def __iter__(self):
+        keys = self._keys
+        return (dict(zip(t, keys)) for t in self._rows)
+
+    def __eq__(self, other):
+        if not isinstance(other, (MatchList, list, tuple)):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+
+    def __repr__(self):
+        n = len(self)
+        return f"MatchList({list(self)!r})" if n <= 8 else f"<MatchList of {n} mappings>"
+
+
 class BatchResult:
     """The net change of one batch.
 
-    ``added`` / ``removed`` are lists of ``{G_node: H_node}`` dicts (each mapping once, in no
-    particular order), or None after ``apply(..., counts_only=True)``; ``num_added`` /
+    ``added`` / ``removed`` are :class:`MatchList` sequences of ``{G_node: H_node}`` dicts (each
+    mapping once, in no particular order; a dict is made when it is read), or None after
+    ``apply(..., counts_only=True)``; ``num_added`` /
     ``num_removed`` their sizes; ``count`` the total number of matches after the batch when it is
     known (after :meth:`IncrementalMatcher.count` was called once), else None.
     """
@@ -909,7 +948,7 @@ class IncrementalMatcher:
             batch = self._normalise(insert, delete, nodes, delete_nodes, *cols, plain=plain)
             if batch.empty:
                 return BatchResult(None, None, self._count, (0, 0)) if counts_only else \
-                    BatchResult([], [], self._count)
+                    BatchResult(MatchList([], ()), MatchList([], ()), self._count)
             # nothing below changes any state until the commit, so an exception from a user
             # callable during the searches leaves the matcher as it was; plain rows that fail
             # their check there (_PairsBatch.check) go the general way
@@ -926,8 +965,9 @@ class IncrementalMatcher:
             added = removed = None
             nums = (len(after - before), len(before - after))
         else:
-            added = [dict(zip(t, hk)) for t in after - before]
-            removed = [dict(zip(t, hk)) for t in before - after]
+            hk = tuple(hk)
+            added = MatchList(list(after - before), hk)
+            removed = MatchList(list(before - after), hk)
             nums = (len(added), len(removed))
         # commit (cannot fail: every item was validated against the current graph)
         if G1 is not None:

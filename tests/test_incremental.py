@@ -555,6 +555,34 @@ def test_triangle_inserted_at_once_gives_six_mappings_once():
     assert d.num_removed == 6 and m.count() == 0
 
 
+def test_added_and_removed_are_read_only_sequences_of_dicts():
+    """``added``/``removed`` are MatchLists: len without building dicts, each read a fresh dict
+    (mutating it changes nothing kept), indexing and slicing, equality with lists, repr."""
+    import pickle
+
+    from nx_gsm.incremental import MatchList
+
+    G = nx.path_graph(5)
+    H = nx.path_graph(3)
+    m = IncrementalMatcher(G, H)
+    d = m.apply(insert=[(4, 0)], delete=[(1, 2)])
+    ref_a, ref_r = _set(d.added), _set(d.removed)
+    for ml, ref in ((d.added, ref_a), (d.removed, ref_r)):
+        assert isinstance(ml, MatchList) and len(ml) == len(ref) > 0
+        got = list(ml)
+        assert all(type(x) is dict for x in got) and _set(got) == ref
+        assert ml == got and ml == tuple(got) and got == ml and ml != got[::-1] + [{}]
+        assert ml[0] == got[0] and ml[-1] == got[-1] and ml[1:] == got[1:]
+        ml[0].clear()  # a fresh dict each time: the result does not change
+        assert ml[0] == got[0] and pickle.loads(pickle.dumps(list(ml))) == got
+        with pytest.raises(TypeError):
+            hash(ml)
+    assert repr(d.added).startswith("MatchList([{")
+    assert repr(MatchList([(0,)] * 9, ("a",))) == "<MatchList of 9 mappings>"
+    e = m.apply()
+    assert list(e.added) == [] and e.removed == [] and e.num_added == 0
+
+
 def test_induced_insertion_destroys_and_deletion_creates():
     P3 = nx.path_graph(3)
     m = IncrementalMatcher(nx.path_graph(3), P3, induced=True)
