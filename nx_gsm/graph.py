@@ -94,6 +94,13 @@ class GsmGraph:
         self.__networkx_cache__ = {}
         self._key_to_id = None
 
+    def __getstate__(self):
+        # what is kept in the cache is derived (NetworkX's conversions, the planner's label
+        # classes): a pickle, e.g. for a Dask worker, carries the graph alone
+        state = self.__dict__.copy()
+        state["__networkx_cache__"] = {}
+        return state
+
     # -- NetworkX duck typing (decorators call these before dispatch) -------------------------
     def is_directed(self):
         return self.directed

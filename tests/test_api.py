@@ -243,3 +243,60 @@ def test_recognised_label_tables_equal_the_helper_itself():
         dcls, ok = compat_table(em, kd, pk)
         for p, it in enumerate(pk):
             assert [bool(ok[p, dcls[i]]) for i in range(len(kd))] == [bool(em(d, it)) for d in kd]
+
+
+def test_kept_label_classes_follow_every_edit():
+    """compat_table with ``kept`` (the data graph's classes kept between patterns): after each
+    in-place edit of the data items -- a new value, an equal value of another type, a NaN
+    replaced by another NaN, an item added, an unhashable value -- the table still equals the
+    helper itself, and an unchanged graph reuses the kept classes."""
+    import random
+
+    from nx_gsm.plan.labels import compat_table
+
+    rnd = random.Random(5)
+    nm = iso.categorical_node_match("c", None)
+    data = [{"c": rnd.randrange(3)} for _ in range(30)]
+    kept = {}
+    for step in range(60):
+        pats = [{"c": rnd.choice([0, 1, 2, 1.0, float("nan")])} for _ in range(3)]
+        before = dict(kept)
+        dcls, ok = compat_table(nm, data, pats, kept)
+        for p, it in enumerate(pats):
+            assert [bool(ok[p, dcls[i]]) for i in range(len(data))] == \
+                [bool(nm(d, it)) for d in data], step
+        if step % 7 == 6 and before:
+            tag = next(iter(before))
+            assert kept[tag] is before[tag]  # nothing edited since: the kept classes reused
+            continue
+        i = rnd.randrange(len(data))
+        edit = step % 5
+        if edit == 0:
+            data[i]["c"] = rnd.randrange(4)
+        elif edit == 1:
+            data[i]["c"] = float(data[i]["c"]) if isinstance(data[i]["c"], int) else 1
+        elif edit == 2:
+            data[i]["c"] = float("nan")
+        elif edit == 3:
+            data.append({"c": rnd.randrange(3)})
+        elif step % 10 == 4:
+            data[i]["c"] = [1]  # unhashable: the generic path, then back
+        else:
+            data[i]["c"] = 2
+
+
+def test_kept_label_classes_stay_out_of_pickles():
+    import pickle
+
+    from nx_gsm.interop.networkx import as_gsm
+
+    G = nx.path_graph(50)
+    nx.set_node_attributes(G, {v: v % 3 for v in G}, "c")
+    H = nx.path_graph(3)
+    nx.set_node_attributes(H, 1, "c")
+    g = as_gsm(G)
+    n = nx_gsm.count_subgraph_monomorphisms(g, H, node_label="c")
+    assert "nx_gsm_node_classes" in g.__networkx_cache__  # kept for the next pattern
+    g2 = pickle.loads(pickle.dumps(g))
+    assert g2.__networkx_cache__ == {} and g.__networkx_cache__
+    assert nx_gsm.count_subgraph_monomorphisms(g2, H, node_label="c") == n

@@ -120,26 +120,51 @@ def _classes(items, keyfn):
     return cls, reps
 
 
-def compat_table(match, data_items, pattern_items):
+def _key_classes(keys, kept, tag):
+    """(key -> class id in order of first appearance, class per item, each class's first item)
+    of ``keys``; kept in ``kept[tag]`` and reused while the keys are equal, item by item (a list
+    comparison: the same objects compare by identity), so a data graph's classes are worked out
+    once for many patterns and still follow attribute edits."""
+    got = kept.get(tag) if kept is not None else None
+    if got is not None:
+        try:
+            if got[0] == keys:
+                return got[1:]
+        except (TypeError, ValueError):  # (a new value that does not compare to a bool)
+            pass
+    lookup = dict.fromkeys(keys)
+    for c, k in enumerate(lookup):
+        lookup[k] = c
+    dcls = np.fromiter(map(lookup.__getitem__, keys), dtype=np.int32, count=len(keys))
+    # each class's first item: where the running maximum of the ids steps up
+    first = np.flatnonzero(np.diff(np.maximum.accumulate(dcls), prepend=-1)).tolist()
+    if kept is not None:
+        kept[tag] = (keys, lookup, dcls, first)
+    return lookup, dcls, first
+
+
+def compat_table(match, data_items, pattern_items, kept=None):
     """Compatibility of every pattern item with every data item under ``match``.
 
     Returns ``(data_class, ok)``: ``data_class`` (int32, one per data item) and ``ok`` (bool,
     ``len(pattern_items) x n_classes``), so item ``i`` of the data is compatible with pattern item
     ``p`` iff ``ok[p, data_class[i]]``. ``match`` is called as ``match(data_item, pattern_item)``,
-    NetworkX's argument order.
+    NetworkX's argument order. ``kept``: a dict that keeps the data items' classes under a
+    recognised helper between calls (see :func:`_key_classes`; the caller reads ``data_class``
+    only).
     """
     rec = recognise(match)
     if rec is not None:
         key = label_key(*rec)
         try:
             keys = _keys(*rec, data_items)
-            lookup = dict.fromkeys(keys)  # key -> class id, ids in order of first appearance
-            for c, k in enumerate(lookup):
-                lookup[k] = c
-            dcls = np.fromiter(map(lookup.__getitem__, keys), dtype=np.int32, count=len(keys))
-            # each class's first item: where the running maximum of the ids steps up
-            first = np.flatnonzero(np.diff(np.maximum.accumulate(dcls), prepend=-1))
-            reps = [data_items[i] for i in first.tolist()]
+            try:
+                tag = (rec[0], tuple(rec[1]))
+                hash(tag)
+            except TypeError:  # an unhashable default: not kept
+                tag, kept = None, None
+            lookup, dcls, first = _key_classes(keys, kept, tag)
+            reps = [data_items[i] for i in first]
             ok = np.zeros((len(pattern_items), len(reps)), dtype=bool)
             for p, it in enumerate(pattern_items):
                 c = lookup.get(key(it))

@@ -79,7 +79,11 @@ def _node_tables(G, H, node_match, node_label, default_label):
         return None
     if G.node_data is None or H.node_data is None:
         raise ValueError("node_match given but the graphs were converted without node attributes")
-    dcls, ok = compat_table(node_match, G.node_data, H.node_data)
+    # the data graph's classes are kept beside it for the next pattern (checked against the
+    # current attribute values each time, so in-place edits are seen)
+    cache = getattr(G, "__networkx_cache__", None)
+    kept = cache.setdefault("nx_gsm_node_classes", {}) if isinstance(cache, dict) else None
+    dcls, ok = compat_table(node_match, G.node_data, H.node_data, kept)
     return ok[:, dcls] if G.n else np.zeros((H.n, 0), dtype=bool)
 
 
