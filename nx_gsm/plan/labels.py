@@ -187,9 +187,7 @@ def compat_table(match, data_items, pattern_items, kept=None):
 def value_table(values_G, values_H):
     """Equality compatibility of plain label values (VF2++'s ``node_label``); TypeError if a
     value is unhashable, as in NetworkX."""
-    ids = {}
-    dcls = np.fromiter((ids.setdefault(v, len(ids)) for v in values_G), dtype=np.int32,
-                       count=len(values_G))
+    ids, dcls, _ = _key_classes(list(values_G), None, None)
     ok = np.zeros((len(values_H), max(len(ids), 1)), dtype=bool)
     for p, v in enumerate(values_H):
         c = ids.get(v)
