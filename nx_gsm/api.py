@@ -68,10 +68,12 @@ def _check_callable(f, name):
 
 
 def _strict_label(fn_name, items, names, attr, what):
-    """Every item must carry ``attr`` with a hashable value; errors name the item."""
+    """Every item must carry ``attr`` with a hashable value; errors name the item. Returns the
+    values (the planner's label keys: reading them again was ~60 us on yeast's 3,112 nodes)."""
     try:  # all present and hashable: one pass in C (the loop below is ~3x slower)
-        hash(tuple([d[attr] for d in items]))
-        return
+        values = [d[attr] for d in items]
+        hash(tuple(values))
+        return values
     except (KeyError, TypeError):
         pass
     for d, name in zip(items, names):
@@ -139,9 +141,12 @@ def prepare(G, H, mode, *, node_match=None, edge_match=None, node_label=None, ed
     want_nodes = node_match is not None or vf2pp_label is not None
     g = as_gsm(G, node_attrs=want_nodes, edge_attrs=edge_match is not None)
     h = as_gsm(H, node_attrs=want_nodes, edge_attrs=edge_match is not None)
+    data_keys = None
     for x, nm in ((g, "G"), (h, "H")):
         if node_label is not None:
-            _strict_label(fn_name, x.node_data or [], x.node_keys, node_label, f"{nm} node")
+            values = _strict_label(fn_name, x.node_data or [], x.node_keys, node_label,
+                                   f"{nm} node")
+            data_keys = values if x is g else data_keys
         if edge_label is not None:
             items, names = x.edge_data or [], _edge_names(x)
             if x.multigraph:
@@ -149,7 +154,7 @@ def prepare(G, H, mode, *, node_match=None, edge_match=None, node_label=None, ed
                 items = [d for kd in items for d in kd.values()]
             _strict_label(fn_name, items, names, edge_label, f"{nm} edge")
     plan = make_plan(g, h, mode, node_match=node_match, edge_match=edge_match,
-                     node_label=vf2pp_label, default_label=vf2pp_default)
+                     node_label=vf2pp_label, default_label=vf2pp_default, data_keys=data_keys)
     return plan, g, h
 
 

@@ -428,12 +428,14 @@ def plan_arrays(plan):
     cs = build_space(plan)
     k = plan.k
     # anc[d]: depth d and, transitively, every earlier depth it is checked against
-    anc = np.zeros(max(k, 1), dtype=np.int64)
+    anc = [0] * max(k, 1)
+    chk_ptr, chk_j = plan.chk_ptr.tolist(), plan.chk_j.tolist()  # Python ints: k^2 reads
     for d in range(min(k, 63)):
         a = 1 << d
-        for c in range(plan.chk_ptr[d], plan.chk_ptr[d + 1]):
-            a |= int(anc[plan.chk_j[c]])
+        for c in range(chk_ptr[d], chk_ptr[d + 1]):
+            a |= anc[chk_j[c]]
         anc[d] = a
+    anc = np.asarray(anc, dtype=np.int64)
     flags = np.array([plan.has_elabels, plan.mono, G.directed, k <= 63], dtype=np.int8)
     return (plan.order, plan.cand_bits, plan.cand_ptr, plan.cand_flat, plan.chk_ptr, plan.chk_j,
             plan.chk_out, plan.chk_in, plan.chk_peo, plan.chk_pei, plan.drv_ptr, plan.drv_j,

@@ -25,47 +25,84 @@ def candidates(G, H, mode, node_ok=None, loop_ok=None, eclass_G=None, eok=None, 
     cand = np.ones((k, n), dtype=bool) if node_ok is None else node_ok.copy()
     if loop_ok is not None:
         cand &= loop_ok
-    dg_out, dh_out = G.out_degree(), H.out_degree()
-    cmp = np.equal if mode == "iso" else np.greater_equal
-    cand &= cmp(dg_out[None, :], dh_out[:, None])
-    if G.directed:
-        cand &= cmp(G.in_degree()[None, :], H.in_degree()[:, None])
-    if mode == "mono":
-        cand &= G.loops[None, :] >= H.loops[:, None]
-    else:
-        cand &= G.loops[None, :] == H.loops[:, None]
-    if k == 0 or n == 0:
+    c8 = cand.view(np.uint8)
+    counts = np.zeros(k, dtype=np.int64)
+    _local(c8, G.indptr, H.indptr, G.in_indptr, H.in_indptr, G.loops, H.loops, mode == "iso",
+           G.directed, mode == "mono", counts)
+    if k == 0 or n == 0 or H.indices.size == 0:
         return cand
-
-    # one rule per pattern edge and direction: (target u, source w, pattern entry, in-list?)
-    hrows = np.repeat(np.arange(k), dh_out)
-    rules = []
-    for pe in range(H.indices.size):
-        u, w = int(hrows[pe]), int(H.indices[pe])
-        rules.append((u, w, pe, 0))
-        if G.directed:
-            rules.append((w, u, pe, 1))
-    if not rules:
-        return cand
-    rules = np.asarray(rules, dtype=np.int64)
     has_el = eok is not None
     in_cls = (eclass_G[G.in_pos] if G.directed else eclass_G) if has_el else np.zeros(1, np.int32)
     out_cls = eclass_G if has_el else np.zeros(1, np.int32)
     eok_a = np.ascontiguousarray(eok, dtype=np.uint8) if has_el else np.ones((1, 1), np.uint8)
-    c8 = cand.view(np.uint8)
     rounds = max_rounds if max_rounds is not None else 2 * k + 2
-    _refine(c8, rules, H.mult.astype(np.int32), G.indptr, G.indices, G.mult, G.in_indptr,
-            G.in_indices, G.in_mult, out_cls, in_cls, eok_a, has_el,
-            bool(G.multigraph or H.multigraph), mode == "mono", rounds)
+    # each pattern node's candidates as a list, when the lists take fewer bytes than the matrix:
+    # on labelled data a rule then visits its ~n / labels candidates instead of all n nodes
+    lists = int(counts.sum()) * 4 <= cand.size
+    _refine(c8, H.indptr, H.indices, G.directed, H.mult.astype(np.int32), G.indptr, G.indices,
+            G.mult, G.in_indptr, G.in_indices, G.in_mult, out_cls, in_cls, eok_a, has_el,
+            bool(G.multigraph or H.multigraph), mode == "mono", rounds, lists, counts)
     return cand
 
 
 @njit(cache=True)
-def _refine(cand, rules, hmult, indptr, indices, mult, in_indptr, in_indices, in_mult, out_cls,
-            in_cls, eok, has_el, check_mult, mono, rounds):
+def _local(cand, g_ptr, h_ptr, g_in, h_in, g_loops, h_loops, exact, directed, mono, counts):
+    """Rule 2 (LDF) in one pass over the matrix; ``counts[u]``: u's candidates left."""
+    k, n = cand.shape
+    for u in range(k):
+        du, di, lu = h_ptr[u + 1] - h_ptr[u], h_in[u + 1] - h_in[u], h_loops[u]
+        c = 0
+        for v in range(n):
+            if cand[u, v] == 0:
+                continue
+            dv = g_ptr[v + 1] - g_ptr[v]
+            ok = dv == du if exact else dv >= du
+            if ok and directed:
+                dvi = g_in[v + 1] - g_in[v]
+                ok = dvi == di if exact else dvi >= di
+            if ok:
+                ok = g_loops[v] >= lu if mono else g_loops[v] == lu
+            if ok:
+                c += 1
+            else:
+                cand[u, v] = 0
+        counts[u] = c
+
+
+@njit(cache=True)
+def _refine(cand, h_ptr, h_idx, directed, hmult, indptr, indices, mult, in_indptr, in_indices, in_mult, out_cls,
+            in_cls, eok, has_el, check_mult, mono, rounds, lists, counts):
     """Arc consistency to a fixpoint: drop v from cand[u] when no edge of v (in the rule's
-    direction) reaches a candidate of w through a compatible edge. Scans stop at the first hit."""
-    n = cand.shape[1]
+    direction) reaches a candidate of w through a compatible edge. Scans stop at the first hit.
+    With ``lists``, each rule walks u's candidate list (compacted as nodes drop out) instead of
+    every data node; the order of visits, and so every round, is the same either way."""
+    k, n = cand.shape
+    # one rule per pattern edge and direction: (target u, source w, pattern entry, in-list?),
+    # each edge's in-list rule right after its out-list rule
+    rules = np.empty((h_idx.size * (2 if directed else 1), 4), dtype=np.int64)
+    r = 0
+    for u in range(k):
+        for pe in range(h_ptr[u], h_ptr[u + 1]):
+            w = h_idx[pe]
+            rules[r, 0], rules[r, 1], rules[r, 2], rules[r, 3] = u, w, pe, 0
+            r += 1
+            if directed:
+                rules[r, 0], rules[r, 1], rules[r, 2], rules[r, 3] = w, u, pe, 1
+                r += 1
+    off = np.zeros(k + 1, dtype=np.int64)
+    if lists:
+        for u in range(k):
+            off[u + 1] = off[u] + counts[u]
+    lst = np.empty(off[k] if lists else 0, dtype=np.int32)
+    cnt = np.zeros(k, dtype=np.int64)
+    if lists:
+        for u in range(k):
+            c = 0
+            for v in range(n):
+                if cand[u, v]:
+                    lst[off[u] + c] = v
+                    c += 1
+            cnt[u] = c
     for _ in range(rounds):
         changed = False
         for r in range(rules.shape[0]):
@@ -75,7 +112,9 @@ def _refine(cand, rules, hmult, indptr, indices, mult, in_indptr, in_indices, in
                 ptr, idx, em, cls = in_indptr, in_indices, in_mult, in_cls
             else:
                 ptr, idx, em, cls = indptr, indices, mult, out_cls
-            for v in range(n):
+            kept = 0
+            for i in range(cnt[u] if lists else n):
+                v = lst[off[u] + i] if lists else i
                 if cand[u, v] == 0:
                     continue
                 ok = False
@@ -92,8 +131,14 @@ def _refine(cand, rules, hmult, indptr, indices, mult, in_indptr, in_indices, in
                         continue
                     ok = True
                     break
-                if not ok:
+                if ok:
+                    if lists:
+                        lst[off[u] + kept] = v
+                        kept += 1
+                else:
                     cand[u, v] = 0
                     changed = True
+            if lists:
+                cnt[u] = kept
         if not changed:
             break

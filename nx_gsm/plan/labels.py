@@ -143,7 +143,7 @@ def _key_classes(keys, kept, tag):
     return lookup, dcls, first
 
 
-def compat_table(match, data_items, pattern_items, kept=None):
+def compat_table(match, data_items, pattern_items, kept=None, data_keys=None):
     """Compatibility of every pattern item with every data item under ``match``.
 
     Returns ``(data_class, ok)``: ``data_class`` (int32, one per data item) and ``ok`` (bool,
@@ -151,13 +151,14 @@ def compat_table(match, data_items, pattern_items, kept=None):
     ``p`` iff ``ok[p, data_class[i]]``. ``match`` is called as ``match(data_item, pattern_item)``,
     NetworkX's argument order. ``kept``: a dict that keeps the data items' classes under a
     recognised helper between calls (see :func:`_key_classes`; the caller reads ``data_class``
-    only).
+    only). ``data_keys``: the helper's key of every data item, read by the caller (for
+    ``node_label``, the strict check's values); ignored unless ``match`` is recognised.
     """
     rec = recognise(match)
     if rec is not None:
         key = label_key(*rec)
         try:
-            keys = _keys(*rec, data_items)
+            keys = _keys(*rec, data_items) if data_keys is None else data_keys
             try:
                 tag = (rec[0], tuple(rec[1]))
                 hash(tag)

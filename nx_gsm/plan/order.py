@@ -16,10 +16,10 @@ __all__ = ["matching_order"]
 
 def _undirected_neighbours(H):
     nb = [set() for _ in range(H.n)]
-    for u in range(H.n):
-        for w in H.indices[H.indptr[u] : H.indptr[u + 1]]:
-            nb[u].add(int(w))
-            nb[int(w)].add(u)
+    rows = np.repeat(np.arange(H.n), np.diff(H.indptr)).tolist()
+    for u, w in zip(rows, H.indices.tolist()):
+        nb[u].add(w)
+        nb[w].add(u)
     return nb
 
 
@@ -27,10 +27,11 @@ def matching_order(H, cand_counts):
     """Return the pattern node ids in matching order (int32 array)."""
     k = H.n
     nb = _undirected_neighbours(H)
-    deg = np.array([len(s) for s in nb], dtype=np.float64)
-    counts = np.asarray(cand_counts, dtype=np.float64)
-    placed = np.zeros(k, dtype=bool)
-    back = np.zeros(k, dtype=np.int64)
+    # plain Python numbers: the loop below reads them k^2 times (numpy scalars cost ~1 us each)
+    deg = [float(len(s)) for s in nb]
+    counts = np.asarray(cand_counts, dtype=np.float64).tolist()
+    placed = [False] * k
+    back = [0] * k
     order = []
     while len(order) < k:
         frontier = [u for u in range(k) if not placed[u] and back[u] > 0]

@@ -69,7 +69,7 @@ class MatchPlan:
         return self.cand.sum(axis=1)
 
 
-def _node_tables(G, H, node_match, node_label, default_label):
+def _node_tables(G, H, node_match, node_label, default_label, data_keys=None):
     if node_label is not None:
         gl = [d.get(node_label, default_label) for d in G.node_data or [{}] * G.n]
         hl = [d.get(node_label, default_label) for d in H.node_data or [{}] * H.n]
@@ -83,7 +83,7 @@ def _node_tables(G, H, node_match, node_label, default_label):
     # current attribute values each time, so in-place edits are seen)
     cache = getattr(G, "__networkx_cache__", None)
     kept = cache.setdefault("nx_gsm_node_classes", {}) if isinstance(cache, dict) else None
-    dcls, ok = compat_table(node_match, G.node_data, H.node_data, kept)
+    dcls, ok = compat_table(node_match, G.node_data, H.node_data, kept, data_keys)
     return ok[:, dcls] if G.n else np.zeros((H.n, 0), dtype=bool)
 
 
@@ -113,14 +113,20 @@ def _depth_arrays(H, cand, order, mode):
     chk_ptr, chk_j, chk_out, chk_in, chk_peo, chk_pei = [0], [], [], [], [], []
     drv_ptr, drv_j, drv_dir, drv_pe = [0], [], [], []
     cand_ptr, cand_flat = [0], []
-    for d in range(H.n):
-        u = int(order[d])
+    # the pattern's out-CSR position of every pair (-1: no edge) and multiplicity, as lists:
+    # k^2 lookups of numpy scalars were ~90 us of a small plan
+    k = H.n
+    pos_a = np.full((k, k), -1, dtype=np.int64)
+    pos_a[np.repeat(np.arange(k), np.diff(H.indptr)), H.indices] = np.arange(H.indices.size)
+    pos, mult, order_l = pos_a.tolist(), H.mult.tolist(), np.asarray(order).tolist()
+    for d in range(k):
+        u = order_l[d]
         for j in range(d):
-            w = int(order[j])
-            peo = H.edge_position(w, u)
-            pei = H.edge_position(u, w) if H.directed else peo
-            need_out = int(H.mult[peo]) if peo >= 0 else 0
-            need_in = int(H.mult[pei]) if pei >= 0 else 0
+            w = order_l[j]
+            peo = pos[w][u]
+            pei = pos[u][w] if H.directed else peo
+            need_out = mult[peo] if peo >= 0 else 0
+            need_in = mult[pei] if pei >= 0 else 0
             if need_out or need_in or mode != "mono":
                 chk_j.append(j)
                 chk_out.append(need_out)
@@ -137,11 +143,14 @@ def _depth_arrays(H, cand, order, mode):
                 drv_pe.append(pei)
         chk_ptr.append(len(chk_j))
         drv_ptr.append(len(drv_j))
-        if drv_ptr[-1] == drv_ptr[-2]:
-            cand_flat.extend(np.flatnonzero(cand[u]).tolist())
-        cand_ptr.append(len(cand_flat))
+        size = 0
+        if drv_ptr[-1] == drv_ptr[-2]:  # no driver: the depth iterates its candidate list
+            cand_flat.append(np.flatnonzero(cand[u]).astype(np.int32))
+            size = cand_flat[-1].size
+        cand_ptr.append(cand_ptr[-1] + size)
     i32 = lambda x: np.asarray(x, dtype=np.int32)  # noqa: E731
-    return dict(cand_ptr=np.asarray(cand_ptr, dtype=np.int64), cand_flat=i32(cand_flat),
+    flat = np.concatenate(cand_flat) if cand_flat else np.zeros(0, dtype=np.int32)
+    return dict(cand_ptr=np.asarray(cand_ptr, dtype=np.int64), cand_flat=flat,
                 chk_ptr=i32(chk_ptr), chk_j=i32(chk_j), chk_out=i32(chk_out),
                 chk_in=i32(chk_in), chk_peo=i32(chk_peo), chk_pei=i32(chk_pei),
                 drv_ptr=i32(drv_ptr), drv_j=i32(drv_j), drv_dir=i32(drv_dir), drv_pe=i32(drv_pe))
@@ -163,19 +172,21 @@ def reorder(plan, order, cand=None):
 
 
 def make_plan(G, H, mode, *, node_match=None, edge_match=None, node_label=None,
-              default_label=None, anchors=None):
+              default_label=None, anchors=None, data_keys=None):
     """Build the MatchPlan for mappings of pattern ``H`` into data ``G``.
 
     ``mode`` is ``"mono"`` (non-induced), ``"induced"`` (node-induced subgraph isomorphism) or
     ``"iso"`` (full isomorphism: induced with ``|G| == |H|``). ``anchors`` (optional) maps pattern
     node ids to the only data node id each may take (incremental matching pins updated edges).
+    ``data_keys``: the key of ``node_match`` (a recognised helper) for every node of G, when
+    the caller has read them already (see :func:`~nx_gsm.plan.labels.compat_table`).
     """
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
     if G.directed != H.directed:
         raise ValueError("G and H must have the same directedness")
     notes = []
-    node_ok = _node_tables(G, H, node_match, node_label, default_label)
+    node_ok = _node_tables(G, H, node_match, node_label, default_label, data_keys)
     if anchors:
         if node_ok is None:
             node_ok = np.ones((H.n, G.n), dtype=bool)

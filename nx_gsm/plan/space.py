@@ -35,30 +35,60 @@ class CandidateSpace:
 
 
 @njit(cache=True)
-def _slot_lists(x_list, u_bits, need, pe, ptr_g, idx_g, mult_g, cls_g, eok, has_el, check_mult,
-                mono, counts, out, offs, write):
-    for i in range(x_list.size):
-        x = x_list[i]
-        n = 0
-        base = offs[i] if write else 0
-        for e in range(ptr_g[x], ptr_g[x + 1]):
-            v = idx_g[e]
-            if (u_bits[v >> 3] >> (v & 7)) & 1 == 0:
-                continue
-            if check_mult:
-                if mono:
-                    if mult_g[e] < need:
-                        continue
-                elif mult_g[e] != need:
-                    continue
-            if has_el and eok[pe, cls_g[e]] == 0:
-                continue
-            if write:
-                out[base + n] = v
-            n += 1
-        if not write:
-            counts[i] = n
+def _cand_lists(cand, total):
+    """Each pattern node's candidates, ascending, one list after another (flat, offsets), and
+    ``cidx``: a candidate's position in its list, -1 elsewhere."""
+    k, n = cand.shape
+    flat = np.empty(total, dtype=np.int32)
+    off = np.zeros(k + 1, dtype=np.int64)
+    cidx = np.full((k, n), -1, dtype=np.int32)
+    c = 0
+    for u in range(k):
+        for v in range(n):
+            if cand[u, v]:
+                cidx[u, v] = c - off[u]
+                flat[c] = v
+                c += 1
+        off[u + 1] = c
+    return flat, off, cidx
 
+
+@njit(cache=True)
+def _slot_lists(slot_w, slot_u, slot_need, slot_pe, slot_dir, cand_bits, cand_flat, cand_off,
+                ptr_o, idx_o, mult_o, cls_o, ptr_i, idx_i, mult_i, cls_i, eok, has_el,
+                check_mult, mono, ptr, val, write):
+    """Every slot's lists in one call (a call per slot cost ~10 us of argument checks each,
+    most of a small plan's space): counts into ``ptr`` first, then, with ``write``, the
+    candidates themselves into ``val`` at those offsets."""
+    row = 0
+    for t in range(slot_w.size):
+        w, u, need, pe = slot_w[t], slot_u[t], slot_need[t], slot_pe[t]
+        if slot_dir[t] == 0:
+            ptr_g, idx_g, mult_g, cls_g = ptr_o, idx_o, mult_o, cls_o
+        else:
+            ptr_g, idx_g, mult_g, cls_g = ptr_i, idx_i, mult_i, cls_i
+        for i in range(cand_off[w], cand_off[w + 1]):
+            x = cand_flat[i]
+            n = 0
+            base = ptr[row]
+            for e in range(ptr_g[x], ptr_g[x + 1]):
+                v = idx_g[e]
+                if (cand_bits[u, v >> 3] >> (v & 7)) & 1 == 0:
+                    continue
+                if check_mult:
+                    if mono:
+                        if mult_g[e] < need:
+                            continue
+                    elif mult_g[e] != need:
+                        continue
+                if has_el and eok[pe, cls_g[e]] == 0:
+                    continue
+                if write:
+                    val[base + n] = v
+                n += 1
+            if not write:
+                ptr[row + 1] = n
+            row += 1
 
 
 def build_space(plan):
@@ -76,44 +106,26 @@ def build_space(plan):
 
 def _build_space(plan):
     G, H = plan.G, plan.H
-    k, n = plan.k, G.n
-    cand_lists = [np.flatnonzero(plan.cand[u]).astype(np.int32) for u in range(k)]
-    cidx = np.full((k, n), -1, dtype=np.int32)
-    for u, lst in enumerate(cand_lists):
-        cidx[u, lst] = np.arange(lst.size, dtype=np.int32)
-    n_slots = plan.drv_j.size
+    k = plan.k
+    cand_flat, cand_off, cidx = _cand_lists(plan.cand.view(np.uint8), int(plan.cand.sum()))
     slot_depth = np.repeat(np.arange(k), np.diff(plan.drv_ptr))
-    row_off = np.zeros(n_slots, dtype=np.int64)
-    ptr_parts, val_parts = [np.zeros(1, dtype=np.int64)], []
+    slot_w = plan.order[plan.drv_j].astype(np.int64)
+    slot_u = plan.order[slot_depth].astype(np.int64)
+    slot_pe = plan.drv_pe.astype(np.int64)
+    slot_need = H.mult[slot_pe].astype(np.int64) if slot_pe.size else np.zeros(0, np.int64)
+    sizes = cand_off[slot_w + 1] - cand_off[slot_w]
+    row_off = np.zeros(slot_w.size, dtype=np.int64)
+    if slot_w.size:
+        np.cumsum(sizes[:-1], out=row_off[1:])
     has_el = plan.has_elabels
     out_cls = plan.eclass
     in_cls = (plan.eclass[G.in_pos] if G.directed else plan.eclass) if has_el else plan.eclass
-    check_mult = bool(G.multigraph or H.multigraph)
-    total = 0
-    rows_so_far = 0
-    for t in range(n_slots):
-        w = int(plan.order[plan.drv_j[t]])
-        u = int(plan.order[slot_depth[t]])
-        pe = int(plan.drv_pe[t])
-        if plan.drv_dir[t] == 0:
-            ptr_g, idx_g, mult_g, cls_g = G.indptr, G.indices, G.mult, out_cls
-        else:
-            ptr_g, idx_g, mult_g, cls_g = G.in_indptr, G.in_indices, G.in_mult, in_cls
-        xs = cand_lists[w]
-        counts = np.zeros(xs.size, dtype=np.int64)
-        dummy = np.zeros(1, dtype=np.int32)
-        args = (xs, plan.cand_bits[u], int(H.mult[pe]), pe, ptr_g, idx_g, mult_g, cls_g,
-                plan.eok, has_el, check_mult, plan.mono)
-        _slot_lists(*args, counts, dummy, counts, False)
-        offs = np.zeros(xs.size + 1, dtype=np.int64)
-        np.cumsum(counts, out=offs[1:])
-        vals = np.empty(int(offs[-1]), dtype=np.int32)
-        _slot_lists(*args, counts, vals, offs, True)
-        row_off[t] = rows_so_far
-        ptr_parts.append(offs[1:] + total)
-        val_parts.append(vals)
-        total += int(offs[-1])
-        rows_so_far += xs.size
-    ptr = np.concatenate(ptr_parts)
-    val = np.concatenate(val_parts) if val_parts else np.zeros(0, dtype=np.int32)
+    args = (slot_w, slot_u, slot_need, slot_pe, plan.drv_dir, plan.cand_bits, cand_flat,
+            cand_off, G.indptr, G.indices, G.mult, out_cls, G.in_indptr, G.in_indices,
+            G.in_mult, in_cls, plan.eok, has_el, bool(G.multigraph or H.multigraph), plan.mono)
+    ptr = np.zeros(int(sizes.sum()) + 1, dtype=np.int64)
+    _slot_lists(*args, ptr, np.zeros(0, dtype=np.int32), False)
+    np.cumsum(ptr, out=ptr)
+    val = np.empty(int(ptr[-1]), dtype=np.int32)
+    _slot_lists(*args, ptr, val, True)
     return CandidateSpace(cidx=cidx, row_off=row_off, ptr=ptr, val=val)

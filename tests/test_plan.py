@@ -1,0 +1,166 @@
+"""The planner's stages against plain-Python definitions: the candidate filter (both ways of
+walking a rule's candidates), the candidate space, and the per-depth checks and drivers.
+
+Each stage was rewritten for speed (compiled passes and list lookups instead of numpy scalars);
+these tests hold them to the definitions in the modules' docstrings on random graphs of every
+class, so a fast path cannot drift from what the search engines rely on.
+"""
+
+import random
+
+import networkx as nx
+import numpy as np
+import pytest
+from networkx.algorithms import isomorphism as iso
+
+import nx_gsm
+from nx_gsm.plan import filter as flt
+from nx_gsm.plan import planner
+from nx_gsm.plan.space import build_space
+
+CLASSES = [nx.Graph, nx.DiGraph, nx.MultiGraph, nx.MultiDiGraph]
+
+
+def _random_case(seed):
+    rng = random.Random(seed)
+    cls = CLASSES[seed % 4]
+    labels = rng.choice([1, 2, 5])  # one label: dense candidate rows; five: sparse ones
+
+    def graph(n, m):
+        X = cls()
+        X.add_nodes_from((i, {"l": rng.randrange(labels)}) for i in range(n))
+        for _ in range(m):
+            u, v = rng.randrange(n), rng.randrange(n)
+            for _ in range(rng.choice([1, 1, 2, 3]) if X.is_multigraph() else 1):
+                X.add_edge(u, v)  # parallel edges: multiplicities for the checks
+        return X
+
+    n = rng.randint(5, 40)
+    G = graph(n, rng.randint(n, 4 * n))
+    k = rng.randint(2, 6)
+    H = graph(k, rng.randint(k - 1, 2 * k))
+    mode = rng.choice(["mono", "induced"])
+    nm = iso.categorical_node_match("l", None) if rng.random() < 0.8 else None
+    g, h = nx_gsm.from_networkx(G), nx_gsm.from_networkx(H)
+    return g, h, mode, nm
+
+
+def _rows(x, v, incoming):
+    ptr, idx, mult = (x.in_indptr, x.in_indices, x.in_mult) if incoming else \
+        (x.indptr, x.indices, x.mult)
+    return [(int(idx[e]), int(mult[e])) for e in range(ptr[v], ptr[v + 1])]
+
+
+def _mult_ok(have, need, mode, multi):
+    if not multi:
+        return True
+    return have >= need if mode == "mono" else have == need
+
+
+def _naive_candidates(g, h, mode, node_ok):
+    """Label table, LDF and arc consistency to the fixpoint, by the module's definition."""
+    k, n = h.n, g.n
+    dg, dh = g.out_degree(), h.out_degree()
+    ig, ih = g.in_degree(), h.in_degree()
+    cand = np.ones((k, n), dtype=bool) if node_ok is None else node_ok.copy()
+    for u in range(k):
+        for v in range(n):
+            ok = dg[v] >= dh[u] and (not g.directed or ig[v] >= ih[u])
+            ok = ok and (g.loops[v] >= h.loops[u] if mode == "mono" else g.loops[v] == h.loops[u])
+            cand[u, v] &= ok
+    multi = g.multigraph or h.multigraph
+    rules = []
+    for u in range(k):
+        for pe in range(h.indptr[u], h.indptr[u + 1]):
+            w = int(h.indices[pe])
+            rules.append((u, w, int(h.mult[pe]), False))
+            if g.directed:
+                rules.append((w, u, int(h.mult[pe]), True))
+    changed = True
+    while changed:
+        changed = False
+        for u, w, need, incoming in rules:
+            for v in range(n):
+                if cand[u, v] and not any(cand[w, x] and _mult_ok(m, need, mode, multi)
+                                          for x, m in _rows(g, v, incoming)):
+                    cand[u, v] = False
+                    changed = True
+    return cand
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_candidates_are_the_arc_consistent_fixpoint(seed):
+    g, h, mode, nm = _random_case(seed)
+    node_ok = planner._node_tables(g, h, nm, None, None)
+    got = flt.candidates(g, h, mode, node_ok)
+    assert (got == _naive_candidates(g, h, mode, node_ok)).all()
+
+
+@pytest.mark.parametrize("seed", range(30))
+@pytest.mark.parametrize("rounds", [1, 2, 50])
+def test_refine_walks_lists_and_rows_alike(seed, rounds):
+    """The candidate lists (sparse rows) and the full scan make the same drops in every round,
+    so a capped number of rounds ends in the same matrix too."""
+    g, h, mode, nm = _random_case(seed)
+    node_ok = planner._node_tables(g, h, nm, None, None)
+    local = flt.candidates(g, h, mode, node_ok, max_rounds=0)
+    out = []
+    for lists in (False, True):
+        c = local.copy()
+        flt._refine(c.view(np.uint8), h.indptr, h.indices, g.directed, h.mult.astype(np.int32),
+                    g.indptr, g.indices, g.mult, g.in_indptr, g.in_indices, g.in_mult,
+                    np.zeros(1, np.int32), np.zeros(1, np.int32), np.ones((1, 1), np.uint8),
+                    False, bool(g.multigraph or h.multigraph), mode == "mono", rounds, lists,
+                    local.sum(axis=1))
+        out.append(c)
+    assert (out[0] == out[1]).all()
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_candidate_space_lists_every_driver_row(seed):
+    g, h, mode, nm = _random_case(seed)
+    plan = planner.make_plan(g, h, mode, node_match=nm)
+    cs = build_space(plan)
+    multi = g.multigraph or h.multigraph
+    for u in range(plan.k):
+        cands = np.flatnonzero(plan.cand[u])
+        assert (cs.cidx[u, cands] == np.arange(cands.size)).all()
+        assert (np.delete(cs.cidx[u], cands) == -1).all()
+    depth_of_slot = np.repeat(np.arange(plan.k), np.diff(plan.drv_ptr))
+    for t in range(plan.drv_j.size):
+        w, u = int(plan.order[plan.drv_j[t]]), int(plan.order[depth_of_slot[t]])
+        need = int(h.mult[plan.drv_pe[t]])
+        for i, x in enumerate(np.flatnonzero(plan.cand[w])):
+            want = sorted(v for v, m in _rows(g, x, plan.drv_dir[t] == 1)
+                          if plan.cand[u, v] and _mult_ok(m, need, mode, multi))
+            r = cs.row_off[t] + i
+            assert cs.val[cs.ptr[r]:cs.ptr[r + 1]].tolist() == want
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_depth_checks_and_drivers(seed):
+    g, h, mode, nm = _random_case(seed)
+    plan = planner.make_plan(g, h, mode, node_match=nm)
+    order = plan.order.tolist()
+    for d, u in enumerate(order):
+        checks, drivers = [], []
+        for j, w in enumerate(order[:d]):
+            peo = h.edge_position(w, u)
+            pei = h.edge_position(u, w) if h.directed else peo
+            out = int(h.mult[peo]) if peo >= 0 else 0
+            inn = int(h.mult[pei]) if pei >= 0 else 0
+            if out or inn or mode != "mono":
+                checks.append((j, out, inn, peo, pei))
+            if out:
+                drivers.append((j, 0, peo))
+            if h.directed and inn:
+                drivers.append((j, 1, pei))
+        c = slice(plan.chk_ptr[d], plan.chk_ptr[d + 1])
+        assert list(zip(plan.chk_j[c].tolist(), plan.chk_out[c].tolist(),
+                        plan.chk_in[c].tolist(), plan.chk_peo[c].tolist(),
+                        plan.chk_pei[c].tolist())) == checks
+        s = slice(plan.drv_ptr[d], plan.drv_ptr[d + 1])
+        assert list(zip(plan.drv_j[s].tolist(), plan.drv_dir[s].tolist(),
+                        plan.drv_pe[s].tolist())) == drivers
+        flat = plan.cand_flat[plan.cand_ptr[d]:plan.cand_ptr[d + 1]].tolist()
+        assert flat == (np.flatnonzero(plan.cand[u]).tolist() if not drivers else [])
