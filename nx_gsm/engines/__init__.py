@@ -36,15 +36,17 @@ def get_engine(name):
     """Return the engine object for ``name`` (``"auto"`` resolves to the best usable engine)."""
     if not isinstance(name, str) or name not in ENGINE_NAMES:
         raise ValueError(f"unknown engine {name!r}; choose one of {', '.join(ENGINE_NAMES)}")
-    if name in ("auto", "cpu"):
+    if name == "auto":
         # auto: CPU probe first, then the cost model's GPU engine (engines/auto.py); without a
         # usable GPU engine, auto is the CPU engine
         usable = [e for e in ("gmatch", "gsi", "geneva") if available_engines().get(e) is None]
-        if name == "auto" and usable:
+        if usable:
             from . import gpu
             from .auto import AutoEngine
 
             return AutoEngine({e: gpu.ENGINES[e]() for e in usable})
+        name = "cpu"
+    if name == "cpu":  # no device query: the CPU engine is always there
         from .cpu import CpuEngine
 
         return CpuEngine()
