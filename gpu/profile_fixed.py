@@ -5,7 +5,8 @@ queries it times the CPU engine and gmatch on the same plan (median of several r
 gmatch's time into plan upload, each BFS level, the DFS launch call and the wait; then it times the
 pieces a search is made of in isolation: an empty Numba launch, the DFS kernel's launch with its
 real arguments (CuPy arrays, and the same wrapped as Numba device arrays), small CuPy operations
-and a device-to-host read. Prints one JSON document.
+and a device-to-host read. Prints one JSON document. ``--api QUERIES`` times whole API calls
+instead (:func:`profile_api`).
 """
 
 from __future__ import annotations
@@ -185,6 +186,47 @@ def cprofile_counts(G, base, names, reps, top=25):
     return buf.getvalue()
 
 
+def profile_api(Gnx, base, names, reps):
+    """End to end through the API as a user calls it (``engine="gmatch"``: an engine object per
+    call) against one kept GMatchEngine counting a fresh plan each time, the CPU engine through
+    the API, and the planning alone; median of ``reps`` per query, geometric means last."""
+    import math
+
+    import nx_gsm
+    from nx_gsm.api import prepare
+    from nx_gsm.engines.gpu.gmatch import GMatchEngine
+
+    kept = GMatchEngine()
+    rows = []
+    for q, path in _queries(base, names):
+        H = nx_gsm.read_graph(path, edge_labels=False)
+
+        def api(engine):
+            return nx_gsm.count_subgraph_monomorphisms(Gnx, H, node_label="label", engine=engine)
+
+        def plan():
+            return prepare(Gnx, H, "mono", node_label="label")[0]
+
+        def kept_count():
+            return kept.count(plan())
+
+        c = api("gmatch")
+        assert api("cpu") == c == kept_count(), q
+        row = {"query": q, "count": c, "device": "t_upload" in kept.last_stats,
+               "api_cpu_s": _median_time(lambda: api("cpu"), reps),
+               "api_gmatch_s": _median_time(lambda: api("gmatch"), reps),
+               "kept_gmatch_s": _median_time(kept_count, reps),
+               "prepare_s": _median_time(plan, reps)}
+        rows.append(row)
+    geo = {}
+    for key in ("api_cpu_s", "api_gmatch_s", "kept_gmatch_s", "prepare_s"):
+        for part, sel in (("all", rows), ("device", [r for r in rows if r["device"]]),
+                          ("host", [r for r in rows if not r["device"]])):
+            if sel:
+                geo[f"{key}_{part}"] = math.exp(sum(math.log(r[key]) for r in sel) / len(sel))
+    return {"rows": rows, "geomean": geo}
+
+
 def main(argv=None):
     import nx_gsm
     from gpu.check import _data_root
@@ -197,9 +239,20 @@ def main(argv=None):
     ap.add_argument("--out", default=None)
     ap.add_argument("--cprofile", default=None,
                     help="queries to profile with cProfile instead (e.g. dense_16_1,dense_8_7)")
+    ap.add_argument("--api", default=None,
+                    help="queries to time end to end through the API instead (profile_api)")
     args = ap.parse_args(argv)
     base = _data_root() / "sun-luo" / "yeast"
-    G = as_gsm(nx_gsm.read_graph(base / "data_graph" / "yeast.graph", edge_labels=False))
+    Gnx = nx_gsm.read_graph(base / "data_graph" / "yeast.graph", edge_labels=False)
+    G = as_gsm(Gnx)
+    if args.api:
+        rec = profile_api(Gnx, base, args.api.split(","), args.reps)
+        text = json.dumps(rec, indent=1)
+        print(json.dumps(rec["geomean"], indent=1))
+        if args.out:
+            with open(args.out, "w") as fh:
+                fh.write(text)
+        return
     if args.cprofile:
         print(cprofile_counts(G, base, args.cprofile.split(","), args.reps))
         return
