@@ -157,11 +157,14 @@ def test_stopped_count_is_a_lower_bound(force_split, monkeypatch):
 
 
 @pytest.mark.parametrize("cls", [nx.Graph, nx.DiGraph, nx.MultiGraph])
-def test_expand_small_equals_expand_and_respects_cap(cls):
+@pytest.mark.parametrize("n", [16, 90])
+def test_expand_small_equals_expand_and_respects_cap(cls, n):
+    """The one-thread level, the blocked parallel level (every block count, wider than the rows
+    too) and host_levels on one and several threads give _expand's rows in _expand's order."""
     from nx_gsm.testing import random_graph
 
     rnd = random.Random(11)
-    G = random_graph(rnd, cls, 16, 0.35, n_labels=2)
+    G = random_graph(rnd, cls, n, 0.35 if n == 16 else 0.08, n_labels=2)
     # a connected piece of G: at least one match in both modes
     nodes = list(nx.bfs_tree(G.to_undirected(as_view=True), 0))[:4]
     H = nx.convert_node_labels_to_integers(G.subgraph(nodes).copy())
@@ -175,15 +178,21 @@ def test_expand_small_equals_expand_and_respects_cap(cls):
             want = cpu._expand(P, rows)
             got = cpu.expand_small(P, rows, want.shape[0])
             assert np.array_equal(got, want)
+            for blocks in (1, 2, 3, rows.shape[0] + 2):
+                wide, fits = cpu.expand_wide(P, rows, want.shape[0], blocks)
+                assert fits and np.array_equal(wide, want)
             if want.shape[0]:
                 assert cpu.expand_small(P, rows, want.shape[0] - 1) is None
+                assert not cpu.expand_wide(P, rows, want.shape[0] - 1, 3)[1]
             rows = want
         assert rows.shape[0] == CpuEngine().count(plan) > 0
         roots = np.ascontiguousarray(
             plan.cand_flat[plan.cand_ptr[0]:plan.cand_ptr[1]].astype(np.int32)[:, None])
-        every, levels = cpu.host_levels(P, roots, 10**6, plan.k)
-        assert levels == plan.k - 1 and np.array_equal(every, rows)
-        one, levels = cpu.host_levels(P, roots, 10**6, 1)
-        assert levels == 1 and np.array_equal(one, cpu._expand(P, roots))
-        small, levels = cpu.host_levels(P, roots, 2, plan.k)  # stops under the cap
-        assert small.shape[0] < 2 or levels == 0
+        # every level on blocks of all threads (the threshold lowered), or on one thread
+        for threads, wide in ((1, cpu.WIDE_ROWS), (4, 1)):
+            every, levels = cpu.host_levels(P, roots, 10**6, plan.k, threads, wide)
+            assert levels == plan.k - 1 and np.array_equal(every, rows)
+            one, levels = cpu.host_levels(P, roots, 10**6, 1, threads, wide)
+            assert levels == 1 and np.array_equal(one, cpu._expand(P, roots))
+            small, levels = cpu.host_levels(P, roots, 2, plan.k, threads, wide)  # under the cap
+            assert small.shape[0] < 2 or levels == 0

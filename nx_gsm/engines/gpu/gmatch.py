@@ -41,6 +41,7 @@ import logging
 import os
 import time
 
+import numba
 import numpy as np
 from numba import cuda, int8, int32, int64
 
@@ -648,9 +649,10 @@ class GMatchEngine(faults.Recovery):
         most = plan.k if self.bfs_levels is None else self.bfs_levels
         if plan.k < 2 or not 0 < rows.shape[0] < cap or most < 1:
             return rows, 1, 0
-        from ..cpu import host_levels, plan_arrays
+        from ..cpu import WIDE_ROWS, host_levels, plan_arrays
 
-        rows, levels = host_levels(plan_arrays(plan), rows, cap, most)
+        rows, levels = host_levels(plan_arrays(plan), rows, cap, most, numba.get_num_threads(),
+                                   WIDE_ROWS)
         return np.ascontiguousarray(rows), 1 + levels, levels
 
     def _bfs(self, dp, roots, target, L=1, levels=0):
