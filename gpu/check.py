@@ -570,7 +570,9 @@ def phase_bench(rec, budget, per_group, cpu_timeout, vf2_timeout, gpu_limit, onl
         _log("worker warm-up:", wq, worker.run("cpu", ygraph, ybase / "query_graph" / wq, 300))
     eng = GMatchEngine(time_limit=gpu_limit)
     variants = {"no-steal": GMatchEngine(time_limit=2 * gpu_limit, steal=False),
-                "bfs-3-levels": GMatchEngine(time_limit=2 * gpu_limit, bfs_levels=3)}
+                "bfs-3-levels": GMatchEngine(time_limit=2 * gpu_limit, bfs_levels=3),
+                # host levels up to 16,384 rows (all host threads) before any GPU BFS level
+                "host-16k": GMatchEngine(time_limit=2 * gpu_limit, host_rows=16384)}
     rows = []
     t_all = time.perf_counter()
     total_share = sum(x[4] for x in suites)
@@ -625,7 +627,8 @@ def phase_bench(rec, budget, per_group, cpu_timeout, vf2_timeout, gpu_limit, onl
                 row["gmatch_s"] = statistics.median(times)
                 row["count"] = c
                 if baseline == "cpu" and row["gmatch_s"] < 3.0:
-                    # ablations on the same plan: no work donation; a BFS prefix of 3 levels
+                    # ablations on the same plan: no work donation; a BFS prefix of 3 levels;
+                    # host levels past 4,096 rows
                     row["variants"] = {}
                     for vname, veng in variants.items():
                         vt = []
