@@ -571,8 +571,8 @@ def phase_bench(rec, budget, per_group, cpu_timeout, vf2_timeout, gpu_limit, onl
     eng = GMatchEngine(time_limit=gpu_limit)
     variants = {"no-steal": GMatchEngine(time_limit=2 * gpu_limit, steal=False),
                 "bfs-3-levels": GMatchEngine(time_limit=2 * gpu_limit, bfs_levels=3),
-                # host levels up to 16,384 rows (all host threads) before any GPU BFS level
-                "host-16k": GMatchEngine(time_limit=2 * gpu_limit, host_rows=16384)}
+                # host levels up to 4,096 rows before GPU BFS levels (the default until v23)
+                "host-4k": GMatchEngine(time_limit=2 * gpu_limit, host_rows=4096)}
     rows = []
     t_all = time.perf_counter()
     total_share = sum(x[4] for x in suites)
@@ -628,7 +628,7 @@ def phase_bench(rec, budget, per_group, cpu_timeout, vf2_timeout, gpu_limit, onl
                 row["count"] = c
                 if baseline == "cpu" and row["gmatch_s"] < 3.0:
                     # ablations on the same plan: no work donation; a BFS prefix of 3 levels;
-                    # host levels past 4,096 rows
+                    # GPU BFS levels from 4,096 rows on
                     row["variants"] = {}
                     for vname, veng in variants.items():
                         vt = []

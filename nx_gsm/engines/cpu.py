@@ -314,33 +314,51 @@ WIDE_ROWS = 256
 
 
 @njit(cache=True)
-def host_levels(P, rows, cap, max_levels, threads, wide_rows):
-    """Up to ``max_levels`` levels from ``rows`` while they hold fewer than ``cap`` rows, in one
-    call (levels from ``wide_rows`` rows on, e.g. :data:`WIDE_ROWS`, on ``threads`` threads);
-    returns ``(rows, levels)``. A level that the last growth factor puts past twice ``cap`` is not tried: a try
-    that overflows costs up to ``cap`` rows of work for nothing (gmatch's GPU BFS then does
-    that level). (Growth is uneven -- yeast's dense_16_5 grows 8x, then 2x, then 0.5x --, so a
-    tighter guess stops levels that fit.)"""
+def _narrow_levels(P, rows, cap, max_levels, wide_rows, prev):
+    """:func:`host_levels`' one-thread levels, while the frontier is under ``wide_rows`` rows:
+    ``(rows, levels, prev, stop)``; ``stop`` when a level overflowed ``cap`` or would."""
     k = P[0].size
     levels = 0
-    prev = 0
     while levels < max_levels and rows.shape[1] < k and 0 < rows.shape[0] < cap:
         n = rows.shape[0]
+        if n >= wide_rows:
+            return rows, levels, prev, False
         if prev > 0 and n * n > 2 * cap * prev:
-            break
-        if n >= wide_rows and threads > 1:
-            wide, fits = expand_wide(P, rows, cap, max(1, min(n // 32, 8 * threads)))
-            if not fits:
-                break
-            rows = wide
-        else:
-            small = expand_small(P, rows, cap)
-            if small is None:
-                break
-            rows = small
+            return rows, levels, prev, True
+        nxt = expand_small(P, rows, cap)
+        if nxt is None:
+            return rows, levels, prev, True
         prev = n
+        rows = nxt
         levels += 1
-    return rows, levels
+    return rows, levels, prev, True
+
+
+def host_levels(P, rows, cap, max_levels, threads=1, wide_rows=WIDE_ROWS):
+    """Up to ``max_levels`` levels from ``rows`` while they hold fewer than ``cap`` rows
+    (levels from ``wide_rows`` rows on on ``threads`` threads); returns ``(rows, levels)``. A
+    level that the last growth factor puts past twice ``cap`` is not tried: a try that
+    overflows costs up to ``cap`` rows of work for nothing (gmatch's GPU BFS then does that
+    level). (Growth is uneven -- yeast's dense_16_5 grows 8x, then 2x, then 0.5x --, so a
+    tighter guess stops levels that fit.) The narrow levels run in one compiled call; a wide
+    one is called from here, as Numba's parallel functions are launched from Python (called
+    from another compiled function, one crashed a process now and then here)."""
+    k = P[0].size
+    if threads <= 1:
+        wide_rows = cap
+    levels, prev = 0, 0
+    while True:
+        rows, done, prev, stop = _narrow_levels(P, rows, cap, max_levels - levels, wide_rows,
+                                                prev)
+        levels += done
+        n = rows.shape[0]
+        if stop or levels >= max_levels or rows.shape[1] >= k or not 0 < n < cap or \
+                (prev > 0 and n * n > 2 * cap * prev):
+            return rows, levels
+        wide, fits = expand_wide(P, rows, cap, max(1, min(n // 32, 8 * threads)))
+        if not fits:
+            return rows, levels
+        prev, rows, levels = n, wide, levels + 1
 
 
 @njit(cache=True, parallel=True)

@@ -64,8 +64,10 @@ C_POOL, C_QHEAD, C_QTAIL, C_BUSY, C_IDLE, C_STOP, C_OUT, C_FOUND, C_DONATED, C_S
     16 * i for i in range(10))
 N_CTL = 16 * 10
 
-# host BFS levels (see GMatchEngine._host_prefix) while a level holds at most this many rows
-HOST_BFS_ROWS = 4096
+# host BFS levels (see GMatchEngine._host_prefix) while a level holds at most this many rows,
+# on all host threads from cpu.WIDE_ROWS rows on (gpu/NOTES.md v23, H200: 16,384 against 4,096
+# took 0.87x the time, geomean of 22 yeast-16 queries)
+HOST_BFS_ROWS = 16384
 KMAX_LIMIT = 32  # deepest stack the shared-memory layout supports (larger patterns use the CPU)
 _BUCKETS = ((8, 8), (16, 4), (32, 2))  # (KMAX, warps per block): ~45 KB static shared per block
 _INF = np.iinfo(np.int64).max
