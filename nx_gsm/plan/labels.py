@@ -17,8 +17,6 @@ The result is always a boolean table ``ok[pattern_item, data_class]`` plus ``dat
 
 from __future__ import annotations
 
-import inspect
-
 import numpy as np
 from networkx.algorithms.isomorphism import matchhelpers as _mh
 
@@ -69,9 +67,9 @@ def recognise(fn):
     code = _code(fn)
     if code is None or code not in (_CAT1, _CATN, _CATM1, _CATMN):
         return None
-    try:
-        nl = inspect.getclosurevars(fn).nonlocals
-    except (TypeError, ValueError):
+    try:  # the closure's cells by name (inspect.getclosurevars also scans globals: ~15 us)
+        nl = dict(zip(code.co_freevars, (c.cell_contents for c in fn.__closure__ or ())))
+    except (TypeError, ValueError, AttributeError):
         return None
     attrs = [(nl["attr"], nl["default"])] if "attr" in nl else list(nl["attrs"])
     return ("cat" if code in (_CAT1, _CATN) else "catmulti", attrs)

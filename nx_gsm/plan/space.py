@@ -35,22 +35,45 @@ class CandidateSpace:
 
 
 @njit(cache=True)
-def _cand_lists(cand, total):
+def _cand_lists(cand):
     """Each pattern node's candidates, ascending, one list after another (flat, offsets), and
     ``cidx``: a candidate's position in its list, -1 elsewhere."""
     k, n = cand.shape
-    flat = np.empty(total, dtype=np.int32)
     off = np.zeros(k + 1, dtype=np.int64)
-    cidx = np.full((k, n), -1, dtype=np.int32)
-    c = 0
     for u in range(k):
+        off[u + 1] = off[u] + np.count_nonzero(cand[u])
+    flat = np.empty(off[k], dtype=np.int32)
+    cidx = np.full((k, n), -1, dtype=np.int32)
+    for u in range(k):
+        c = 0
         for v in range(n):
             if cand[u, v]:
-                cidx[u, v] = c - off[u]
-                flat[c] = v
+                cidx[u, v] = c
+                flat[off[u] + c] = v
                 c += 1
-        off[u + 1] = c
     return flat, off, cidx
+
+
+@njit(cache=True)
+def _slots(order, drv_ptr, drv_j, drv_pe, hmult, cand_off):
+    """Per driver slot: the driving and the driven pattern node, the multiplicity and pattern
+    edge it needs, and where its rows start (one row per candidate of the driving node)."""
+    n_slots = drv_j.size
+    w = np.empty(n_slots, dtype=np.int64)
+    u = np.empty(n_slots, dtype=np.int64)
+    need = np.empty(n_slots, dtype=np.int64)
+    pe = np.empty(n_slots, dtype=np.int64)
+    row_off = np.zeros(n_slots, dtype=np.int64)
+    rows = 0
+    for d in range(order.size):
+        for t in range(drv_ptr[d], drv_ptr[d + 1]):
+            w[t] = order[drv_j[t]]
+            u[t] = order[d]
+            pe[t] = drv_pe[t]
+            need[t] = hmult[drv_pe[t]]
+            row_off[t] = rows
+            rows += cand_off[w[t] + 1] - cand_off[w[t]]
+    return w, u, need, pe, row_off, rows
 
 
 @njit(cache=True)
@@ -106,24 +129,16 @@ def build_space(plan):
 
 def _build_space(plan):
     G, H = plan.G, plan.H
-    k = plan.k
-    cand_flat, cand_off, cidx = _cand_lists(plan.cand.view(np.uint8), int(plan.cand.sum()))
-    slot_depth = np.repeat(np.arange(k), np.diff(plan.drv_ptr))
-    slot_w = plan.order[plan.drv_j].astype(np.int64)
-    slot_u = plan.order[slot_depth].astype(np.int64)
-    slot_pe = plan.drv_pe.astype(np.int64)
-    slot_need = H.mult[slot_pe].astype(np.int64) if slot_pe.size else np.zeros(0, np.int64)
-    sizes = cand_off[slot_w + 1] - cand_off[slot_w]
-    row_off = np.zeros(slot_w.size, dtype=np.int64)
-    if slot_w.size:
-        np.cumsum(sizes[:-1], out=row_off[1:])
+    cand_flat, cand_off, cidx = _cand_lists(plan.cand.view(np.uint8))
+    slot_w, slot_u, slot_need, slot_pe, row_off, n_rows = _slots(
+        plan.order, plan.drv_ptr, plan.drv_j, plan.drv_pe, H.mult, cand_off)
     has_el = plan.has_elabels
     out_cls = plan.eclass
     in_cls = (plan.eclass[G.in_pos] if G.directed else plan.eclass) if has_el else plan.eclass
     args = (slot_w, slot_u, slot_need, slot_pe, plan.drv_dir, plan.cand_bits, cand_flat,
             cand_off, G.indptr, G.indices, G.mult, out_cls, G.in_indptr, G.in_indices,
             G.in_mult, in_cls, plan.eok, has_el, bool(G.multigraph or H.multigraph), plan.mono)
-    ptr = np.zeros(int(sizes.sum()) + 1, dtype=np.int64)
+    ptr = np.zeros(n_rows + 1, dtype=np.int64)
     _slot_lists(*args, ptr, np.zeros(0, dtype=np.int32), False)
     np.cumsum(ptr, out=ptr)
     val = np.empty(int(ptr[-1]), dtype=np.int32)
