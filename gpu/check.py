@@ -803,7 +803,10 @@ def main(argv=None):
             args.conformance_engines.split(",") if args.conformance_engines else None)
         run("yeast", phase_yeast, rec, min(args.yeast_budget, max(10.0, left() * 0.2)),
             args.yeast_max_count, {4, 8, 16})
-        run("bench", phase_bench, rec, max(20.0, left() - 15.0 - 3 * args.sanitize_timeout),
+        # time kept for the phases after the bench, when any of them runs
+        later = {"engines", "streaming", "scaling", "sanitize"} & set(phases)
+        reserve = 15.0 + 3 * args.sanitize_timeout if later else 5.0
+        run("bench", phase_bench, rec, max(20.0, left() - reserve),
             args.per_group, args.cpu_timeout, args.vf2_timeout, args.gpu_limit,
             args.suites.split(","), args.vf2_queries.split(",") if args.vf2_queries else None)
         run("engines", phase_engines, rec, min(args.engines_budget, max(20.0, left() - 60.0)),
