@@ -45,6 +45,15 @@ def candidates(G, H, mode, node_ok=None, loop_ok=None, eclass_G=None, eok=None, 
     return cand
 
 
+@njit(cache=True, inline="always")
+def edge_fits(mult, cls, e, need, pe, eok, check_mult, mono, has_el):
+    """Can data edge entry ``e`` host pattern entry ``pe`` (multiplicity ``need``): enough
+    parallel edges (exactly as many outside mono), and a compatible edge label?"""
+    if check_mult and (mult[e] < need if mono else mult[e] != need):
+        return False
+    return not (has_el and eok[pe, cls[e]] == 0)
+
+
 @njit(cache=True)
 def _local(cand, g_ptr, h_ptr, g_in, h_in, g_loops, h_loops, exact, directed, mono, counts):
     """Rule 2 (LDF) in one pass over the matrix; ``counts[u]``: u's candidates left."""
@@ -119,18 +128,10 @@ def _refine(cand, h_ptr, h_idx, directed, hmult, indptr, indices, mult, in_indpt
                     continue
                 ok = False
                 for e in range(ptr[v], ptr[v + 1]):
-                    if cand[w, idx[e]] == 0:
-                        continue
-                    if check_mult:
-                        if mono:
-                            if em[e] < need:
-                                continue
-                        elif em[e] != need:
-                            continue
-                    if has_el and eok[pe, cls[e]] == 0:
-                        continue
-                    ok = True
-                    break
+                    if cand[w, idx[e]] and edge_fits(em, cls, e, need, pe, eok, check_mult,
+                                                     mono, has_el):
+                        ok = True
+                        break
                 if ok:
                     if lists:
                         lst[off[u] + kept] = v

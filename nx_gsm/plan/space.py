@@ -19,6 +19,8 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from .filter import edge_fits
+
 __all__ = ["CandidateSpace", "build_space"]
 
 
@@ -96,15 +98,8 @@ def _slot_lists(slot_w, slot_u, slot_need, slot_pe, slot_dir, cand_bits, cand_fl
             base = ptr[row]
             for e in range(ptr_g[x], ptr_g[x + 1]):
                 v = idx_g[e]
-                if (cand_bits[u, v >> 3] >> (v & 7)) & 1 == 0:
-                    continue
-                if check_mult:
-                    if mono:
-                        if mult_g[e] < need:
-                            continue
-                    elif mult_g[e] != need:
-                        continue
-                if has_el and eok[pe, cls_g[e]] == 0:
+                if (cand_bits[u, v >> 3] >> (v & 7)) & 1 == 0 or \
+                        not edge_fits(mult_g, cls_g, e, need, pe, eok, check_mult, mono, has_el):
                     continue
                 if write:
                     val[base + n] = v
