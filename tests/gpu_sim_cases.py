@@ -81,6 +81,15 @@ def main():
                 (on_device and st["pool_depth"] <= 1 + st["host_levels"]):
             print("host prefix not as expected:", st)
             sys.exit(1)
+    # host levels wide enough for every host thread (parallel blocks of rows), the whole search
+    # finished on the host: 40 roots, 1,560 rows, 59,280 matches
+    wide_kw = {"pool_target": 1 << 20, "host_rows": 1 << 20, "steal": False}
+    check(nx.complete_graph(40), nx.path_graph(3), "mono", "host-wide", wide_kw)
+    eng = GMatchEngine(blocks=1, **wide_kw)
+    eng.count(prepare(nx.complete_graph(40), nx.path_graph(3), "mono")[0])
+    if eng.last_stats["host_levels"] != 2 or "t_upload" in eng.last_stats:
+        print("the wide host levels did not finish the search:", eng.last_stats)
+        sys.exit(1)
     # host_rows=0: every prefix level on the GPU's BFS kernels
     P5 = nx.path_graph(5)
     nx.set_node_attributes(P5, {v: "r" if v == 0 else "x" for v in P5}, "c")
