@@ -88,12 +88,19 @@ def _naive_candidates(g, h, mode, node_ok):
     return cand
 
 
+def _node_ok(g, h, nm):
+    """The label rule as a matrix, and as the planner hands it over (classes, or None)."""
+    node_cls = planner._node_tables(g, h, nm, None, None)
+    return (None if node_cls is None else node_cls[1][:, node_cls[0]]), node_cls
+
+
 @pytest.mark.parametrize("seed", range(60))
 def test_candidates_are_the_arc_consistent_fixpoint(seed):
     g, h, mode, nm = _random_case(seed)
-    node_ok = planner._node_tables(g, h, nm, None, None)
-    got = flt.candidates(g, h, mode, node_ok)
-    assert (got == _naive_candidates(g, h, mode, node_ok)).all()
+    node_ok, node_cls = _node_ok(g, h, nm)
+    want = _naive_candidates(g, h, mode, node_ok)
+    assert (flt.candidates(g, h, mode, node_ok) == want).all()
+    assert (flt.candidates(g, h, mode, node_cls=node_cls) == want).all()
 
 
 @pytest.mark.parametrize("seed", range(30))
@@ -102,8 +109,7 @@ def test_refine_walks_lists_and_rows_alike(seed, rounds):
     """The candidate lists (sparse rows) and the full scan make the same drops in every round,
     so a capped number of rounds ends in the same matrix too."""
     g, h, mode, nm = _random_case(seed)
-    node_ok = planner._node_tables(g, h, nm, None, None)
-    local = flt.candidates(g, h, mode, node_ok, max_rounds=0)
+    local = flt.candidates(g, h, mode, _node_ok(g, h, nm)[0], max_rounds=0)
     out = []
     for lists in (False, True):
         c = local.copy()

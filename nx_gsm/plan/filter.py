@@ -19,16 +19,28 @@ from numba import njit
 __all__ = ["candidates"]
 
 
-def candidates(G, H, mode, node_ok=None, loop_ok=None, eclass_G=None, eok=None, max_rounds=None):
-    """Return the boolean candidate matrix (``H.n x G.n``) after all filters."""
+def candidates(G, H, mode, node_ok=None, loop_ok=None, eclass_G=None, eok=None, max_rounds=None,
+               node_cls=None):
+    """Return the boolean candidate matrix (``H.n x G.n``) after all filters. The label rule
+    comes as a matrix ``node_ok`` or as ``node_cls = (class per data node, ok[pattern node,
+    class])``, read in the first pass without building the matrix (on a large data graph
+    that matrix and its copy were two ``H.n x G.n`` temporaries)."""
     k, n = H.n, G.n
-    cand = np.ones((k, n), dtype=bool) if node_ok is None else node_ok.copy()
-    if loop_ok is not None:
-        cand &= loop_ok
+    if node_cls is not None and loop_ok is not None:  # (self-loop labels: rare)
+        node_ok, node_cls = node_cls[1][:, node_cls[0]], None
+    if node_cls is None:
+        cand = np.ones((k, n), dtype=bool) if node_ok is None else node_ok.copy()
+        if loop_ok is not None:
+            cand &= loop_ok
+        dcls, ok = np.zeros(1, dtype=np.int32), np.zeros((1, 1), dtype=np.uint8)
+    else:
+        cand = np.empty((k, n), dtype=bool)
+        dcls = np.ascontiguousarray(node_cls[0], dtype=np.int32)
+        ok = np.ascontiguousarray(node_cls[1], dtype=bool).view(np.uint8)
     c8 = cand.view(np.uint8)
     counts = np.zeros(k, dtype=np.int64)
-    _local(c8, G.indptr, H.indptr, G.in_indptr, H.in_indptr, G.loops, H.loops, mode == "iso",
-           G.directed, mode == "mono", counts)
+    _local(c8, node_cls is not None, dcls, ok, G.indptr, H.indptr, G.in_indptr, H.in_indptr,
+           G.loops, H.loops, mode == "iso", G.directed, mode == "mono", counts)
     if k == 0 or n == 0 or H.indices.size == 0:
         return cand
     has_el = eok is not None
@@ -55,26 +67,27 @@ def edge_fits(mult, cls, e, need, pe, eok, check_mult, mono, has_el):
 
 
 @njit(cache=True)
-def _local(cand, g_ptr, h_ptr, g_in, h_in, g_loops, h_loops, exact, directed, mono, counts):
-    """Rule 2 (LDF) in one pass over the matrix; ``counts[u]``: u's candidates left."""
+def _local(cand, from_classes, dcls, ok, g_ptr, h_ptr, g_in, h_in, g_loops, h_loops, exact,
+           directed, mono, counts):
+    """Rules 1 (labels, from the classes when ``from_classes``, else as ``cand`` holds them) and
+    2 (LDF) in one pass over the matrix; ``counts[u]``: u's candidates left."""
     k, n = cand.shape
     for u in range(k):
         du, di, lu = h_ptr[u + 1] - h_ptr[u], h_in[u + 1] - h_in[u], h_loops[u]
         c = 0
         for v in range(n):
-            if cand[u, v] == 0:
-                continue
-            dv = g_ptr[v + 1] - g_ptr[v]
-            ok = dv == du if exact else dv >= du
-            if ok and directed:
+            keep = ok[u, dcls[v]] != 0 if from_classes else cand[u, v] != 0
+            if keep:
+                dv = g_ptr[v + 1] - g_ptr[v]
+                keep = dv == du if exact else dv >= du
+            if keep and directed:
                 dvi = g_in[v + 1] - g_in[v]
-                ok = dvi == di if exact else dvi >= di
-            if ok:
-                ok = g_loops[v] >= lu if mono else g_loops[v] == lu
-            if ok:
+                keep = dvi == di if exact else dvi >= di
+            if keep:
+                keep = g_loops[v] >= lu if mono else g_loops[v] == lu
+            cand[u, v] = keep
+            if keep:
                 c += 1
-            else:
-                cand[u, v] = 0
         counts[u] = c
 
 

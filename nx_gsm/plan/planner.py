@@ -70,11 +70,11 @@ class MatchPlan:
 
 
 def _node_tables(G, H, node_match, node_label, default_label, data_keys=None):
+    """``(data class per node of G, ok[pattern node, class])`` or None (no node constraint)."""
     if node_label is not None:
         gl = [d.get(node_label, default_label) for d in G.node_data or [{}] * G.n]
         hl = [d.get(node_label, default_label) for d in H.node_data or [{}] * H.n]
-        dcls, ok = value_table(gl, hl)
-        return ok[:, dcls]
+        return value_table(gl, hl)
     if node_match is None:
         return None
     if G.node_data is None or H.node_data is None:
@@ -83,8 +83,7 @@ def _node_tables(G, H, node_match, node_label, default_label, data_keys=None):
     # current attribute values each time, so in-place edits are seen)
     cache = getattr(G, "__networkx_cache__", None)
     kept = cache.setdefault("nx_gsm_node_classes", {}) if isinstance(cache, dict) else None
-    dcls, ok = compat_table(node_match, G.node_data, H.node_data, kept, data_keys)
-    return ok[:, dcls] if G.n else np.zeros((H.n, 0), dtype=bool)
+    return compat_table(node_match, G.node_data, H.node_data, kept, data_keys)
 
 
 def _edge_tables(G, H, edge_match):
@@ -186,10 +185,12 @@ def make_plan(G, H, mode, *, node_match=None, edge_match=None, node_label=None,
     if G.directed != H.directed:
         raise ValueError("G and H must have the same directedness")
     notes = []
-    node_ok = _node_tables(G, H, node_match, node_label, default_label, data_keys)
+    node_cls = _node_tables(G, H, node_match, node_label, default_label, data_keys)
+    node_ok = None
     if anchors:
-        if node_ok is None:
-            node_ok = np.ones((H.n, G.n), dtype=bool)
+        node_ok = np.ones((H.n, G.n), dtype=bool) if node_cls is None else \
+            node_cls[1][:, node_cls[0]]
+        node_cls = None
         for u, v in anchors.items():
             keep = node_ok[u, v]
             node_ok[u, :] = False
@@ -199,7 +200,7 @@ def make_plan(G, H, mode, *, node_match=None, edge_match=None, node_label=None,
         notes.append("isomorphism: node counts differ")
         cand = np.zeros((H.n, G.n), dtype=bool)
     else:
-        cand = _filter.candidates(G, H, mode, node_ok, loop_ok, eclass, eok)
+        cand = _filter.candidates(G, H, mode, node_ok, loop_ok, eclass, eok, node_cls=node_cls)
     counts = cand.sum(axis=1)
     empty = bool(H.n > G.n or (H.n and counts.min() == 0) or (mode == "iso" and G.n != H.n))
     order = matching_order(H, counts)
