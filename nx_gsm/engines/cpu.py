@@ -290,8 +290,9 @@ def expand_small(P, prefixes, cap):
 def expand_wide(P, prefixes, cap, blocks):
     """:func:`expand_small` over ``blocks`` contiguous blocks of rows at once (a count pass,
     then each block writes at its offset: the same rows in the same order); returns ``(rows,
-    fits)``, ``fits`` False (and no rows) past ``cap`` rows. For levels of hundreds of rows and more, where one thread was most of a
-    narrow, deep search's time on the GPU machine (yeast dense_16_5: 7.3 of 11.8 ms, v22)."""
+    fits)``, ``fits`` False (and no rows) past ``cap`` rows. For levels of hundreds of rows and
+    more, where one thread was most of a narrow, deep search's time on the GPU machine (yeast
+    dense_16_5: 7.3 of 11.8 ms, v22)."""
     t, depth = prefixes.shape
     counts = np.zeros(blocks + 1, dtype=np.int64)
     dummy = np.empty((1, depth + 1), dtype=np.int32)
@@ -316,7 +317,7 @@ WIDE_ROWS = 256
 @njit(cache=True)
 def _narrow_levels(P, rows, cap, max_levels, wide_rows, prev):
     """:func:`host_levels`' one-thread levels, while the frontier is under ``wide_rows`` rows:
-    ``(rows, levels, prev, stop)``; ``stop`` when a level overflowed ``cap`` or would."""
+    ``(rows, levels, prev, stop)``; ``stop`` is False only when it returns at a wide frontier."""
     k = P[0].size
     levels = 0
     while levels < max_levels and rows.shape[1] < k and 0 < rows.shape[0] < cap:
@@ -336,7 +337,8 @@ def _narrow_levels(P, rows, cap, max_levels, wide_rows, prev):
 
 def host_levels(P, rows, cap, max_levels, threads=1, wide_rows=WIDE_ROWS):
     """Up to ``max_levels`` levels from ``rows`` while they hold fewer than ``cap`` rows
-    (levels from ``wide_rows`` rows on on ``threads`` threads); returns ``(rows, levels)``. A
+    (frontiers of ``wide_rows`` rows or more on ``threads`` threads); returns ``(rows,
+    levels)``. A
     level that the last growth factor puts past twice ``cap`` is not tried: a try that
     overflows costs up to ``cap`` rows of work for nothing (gmatch's GPU BFS then does that
     level). (Growth is uneven -- yeast's dense_16_5 grows 8x, then 2x, then 0.5x --, so a

@@ -92,8 +92,8 @@ def _local(cand, from_classes, dcls, ok, g_ptr, h_ptr, g_in, h_in, g_loops, h_lo
 
 
 @njit(cache=True)
-def _refine(cand, h_ptr, h_idx, directed, hmult, indptr, indices, mult, in_indptr, in_indices, in_mult, out_cls,
-            in_cls, eok, has_el, check_mult, mono, rounds, lists, counts):
+def _refine(cand, h_ptr, h_idx, directed, hmult, indptr, indices, mult, in_indptr, in_indices,
+            in_mult, out_cls, in_cls, eok, has_el, check_mult, mono, rounds, lists, counts):
     """Arc consistency to a fixpoint: drop v from cand[u] when no edge of v (in the rule's
     direction) reaches a candidate of w through a compatible edge. Scans stop at the first hit.
     With ``lists``, each rule walks u's candidate list (compacted as nodes drop out) instead of
