@@ -571,7 +571,7 @@ def phase_bench(rec, budget, per_group, cpu_timeout, vf2_timeout, gpu_limit, onl
     eng = GMatchEngine(time_limit=gpu_limit)
     variants = {"no-steal": GMatchEngine(time_limit=2 * gpu_limit, steal=False),
                 "bfs-3-levels": GMatchEngine(time_limit=2 * gpu_limit, bfs_levels=3),
-                # host levels up to 4,096 rows before GPU BFS levels (the default until v23)
+                # host levels up to 4,096 rows before GPU BFS levels (the default until v22)
                 "host-4k": GMatchEngine(time_limit=2 * gpu_limit, host_rows=4096)}
     rows = []
     t_all = time.perf_counter()

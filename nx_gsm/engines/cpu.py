@@ -317,15 +317,16 @@ WIDE_ROWS = 256
 @njit(cache=True)
 def _narrow_levels(P, rows, cap, max_levels, wide_rows, prev):
     """:func:`host_levels`' one-thread levels, while the frontier is under ``wide_rows`` rows:
-    ``(rows, levels, prev, stop)``; ``stop`` is False only when it returns at a wide frontier."""
+    ``(rows, levels, prev, stop)``; ``stop`` is False only when it returns at a wide frontier
+    whose level is due (every bound checked)."""
     k = P[0].size
     levels = 0
     while levels < max_levels and rows.shape[1] < k and 0 < rows.shape[0] < cap:
         n = rows.shape[0]
-        if n >= wide_rows:
-            return rows, levels, prev, False
         if prev > 0 and n * n > 2 * cap * prev:
             return rows, levels, prev, True
+        if n >= wide_rows:
+            return rows, levels, prev, False
         nxt = expand_small(P, rows, cap)
         if nxt is None:
             return rows, levels, prev, True
@@ -345,7 +346,6 @@ def host_levels(P, rows, cap, max_levels, threads=1, wide_rows=WIDE_ROWS):
     tighter guess stops levels that fit.) The narrow levels run in one compiled call; a wide
     one is called from here, as Numba's parallel functions are launched from Python (called
     from another compiled function, one crashed a process now and then here)."""
-    k = P[0].size
     if threads <= 1:
         wide_rows = cap
     levels, prev = 0, 0
@@ -353,10 +353,9 @@ def host_levels(P, rows, cap, max_levels, threads=1, wide_rows=WIDE_ROWS):
         rows, done, prev, stop = _narrow_levels(P, rows, cap, max_levels - levels, wide_rows,
                                                 prev)
         levels += done
-        n = rows.shape[0]
-        if stop or levels >= max_levels or rows.shape[1] >= k or not 0 < n < cap or \
-                (prev > 0 and n * n > 2 * cap * prev):
+        if stop:
             return rows, levels
+        n = rows.shape[0]
         wide, fits = expand_wide(P, rows, cap, max(1, min(n // 32, 8 * threads)))
         if not fits:
             return rows, levels

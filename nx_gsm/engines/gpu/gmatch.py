@@ -65,7 +65,7 @@ C_POOL, C_QHEAD, C_QTAIL, C_BUSY, C_IDLE, C_STOP, C_OUT, C_FOUND, C_DONATED, C_S
 N_CTL = 16 * 10
 
 # host BFS levels (see GMatchEngine._host_prefix) while a level holds at most this many rows,
-# on all host threads from cpu.WIDE_ROWS rows on (gpu/NOTES.md v23, H200: 16,384 against 4,096
+# on all host threads from cpu.WIDE_ROWS rows on (gpu/NOTES.md v22, H200: 16,384 against 4,096
 # took 0.87x the time, geomean of 22 yeast-16 queries)
 HOST_BFS_ROWS = 16384
 KMAX_LIMIT = 32  # deepest stack the shared-memory layout supports (larger patterns use the CPU)
@@ -651,10 +651,9 @@ class GMatchEngine(faults.Recovery):
         most = plan.k if self.bfs_levels is None else self.bfs_levels
         if plan.k < 2 or not 0 < rows.shape[0] < cap or most < 1:
             return rows, 1, 0
-        from ..cpu import WIDE_ROWS, host_levels, plan_arrays
+        from ..cpu import host_levels, plan_arrays
 
-        rows, levels = host_levels(plan_arrays(plan), rows, cap, most, numba.get_num_threads(),
-                                   WIDE_ROWS)
+        rows, levels = host_levels(plan_arrays(plan), rows, cap, most, numba.get_num_threads())
         return np.ascontiguousarray(rows), 1 + levels, levels
 
     def _bfs(self, dp, roots, target, L=1, levels=0):
