@@ -90,8 +90,7 @@ def _strict_label(fn_name, items, names, attr, what):
 def _edge_names(x):
     """(u, v) key pairs aligned with x.edge_data (the out-CSR entries)."""
     keys = x.node_keys
-    rows = np.repeat(np.arange(x.n), np.diff(x.indptr))
-    return [(keys[u], keys[v]) for u, v in zip(rows.tolist(), x.indices.tolist())]
+    return [(keys[u], keys[v]) for u, v in zip(x.sources().tolist(), x.indices.tolist())]
 
 
 def _label_match(attr):

@@ -149,6 +149,10 @@ class GsmGraph:
     def in_degree(self):
         return np.diff(self.in_indptr)
 
+    def sources(self):
+        """The source id of every out-CSR entry (int64, aligned with ``indices``)."""
+        return np.repeat(np.arange(self.n, dtype=np.int64), np.diff(self.indptr))
+
     def edge_position(self, u, v):
         """Out-CSR position of the edge ``u -> v`` (ids), or -1."""
         lo, hi = self.indptr[u], self.indptr[u + 1]

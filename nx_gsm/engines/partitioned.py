@@ -89,7 +89,7 @@ def part_bytes(n, m, k, directed):
 
 def _skeleton_csr(G):
     """Symmetric adjacency of G without directions or self-loops (METIS's input)."""
-    src = np.repeat(np.arange(G.n, dtype=np.int64), np.diff(G.indptr))
+    src = G.sources()
     dst = G.indices.astype(np.int64)
     if G.directed:
         src, dst = np.concatenate([src, dst]), np.concatenate([dst, src])
@@ -101,7 +101,7 @@ def _skeleton_csr(G):
 
 
 def _sizes(G, part, nparts, k):
-    src = np.repeat(np.arange(G.n), np.diff(G.indptr))
+    src = G.sources()
     inside = part[src] == part[G.indices]
     n_i = np.bincount(part, minlength=nparts)
     m_i = np.bincount(part[src[inside]], minlength=nparts)
@@ -158,7 +158,7 @@ def _induced(G, eclass, nodes):
     Ids stay sorted, so every row stays sorted."""
     loc = np.full(G.n, -1, dtype=np.int64)
     loc[nodes] = np.arange(nodes.size)
-    src = np.repeat(np.arange(G.n), np.diff(G.indptr))
+    src = G.sources()
     keep = (loc[src] >= 0) & (loc[G.indices] >= 0)
     s, d = loc[src[keep]], loc[G.indices[keep]]
     mult = G.mult[keep]
@@ -436,7 +436,7 @@ def _grow_all(P, part, bk_ptr, bk_j, seeds, collect):
 def cut_pairs(G, part):
     """Unordered data pairs (x < y) joined by an edge in either direction whose ends lie in
     different parts, as an int32 array (pairs, 2)."""
-    src = np.repeat(np.arange(G.n, dtype=np.int64), np.diff(G.indptr))
+    src = G.sources()
     dst = G.indices.astype(np.int64)
     cut = part[src] != part[dst]
     a, b = np.minimum(src[cut], dst[cut]), np.maximum(src[cut], dst[cut])

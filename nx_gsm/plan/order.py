@@ -16,7 +16,7 @@ __all__ = ["matching_order"]
 
 def _undirected_neighbours(H):
     nb = [set() for _ in range(H.n)]
-    rows = np.repeat(np.arange(H.n), np.diff(H.indptr)).tolist()
+    rows = H.sources().tolist()
     for u, w in zip(rows, H.indices.tolist()):
         nb[u].add(w)
         nb[w].add(u)

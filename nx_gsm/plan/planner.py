@@ -116,7 +116,7 @@ def _depth_arrays(H, cand, order, mode):
     # k^2 lookups of numpy scalars were ~90 us of a small plan
     k = H.n
     pos_a = np.full((k, k), -1, dtype=np.int64)
-    pos_a[np.repeat(np.arange(k), np.diff(H.indptr)), H.indices] = np.arange(H.indices.size)
+    pos_a[H.sources(), H.indices] = np.arange(H.indices.size)
     pos, mult, order_l = pos_a.tolist(), H.mult.tolist(), np.asarray(order).tolist()
     for d in range(k):
         u = order_l[d]
