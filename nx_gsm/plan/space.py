@@ -58,24 +58,22 @@ def _cand_lists(cand):
 
 @njit(cache=True)
 def _slots(order, drv_ptr, drv_j, drv_pe, hmult, cand_off):
-    """Per driver slot: the driving and the driven pattern node, the multiplicity and pattern
-    edge it needs, and where its rows start (one row per candidate of the driving node)."""
+    """Per driver slot: the driving and the driven pattern node, the multiplicity it needs, and
+    where its rows start (one row per candidate of the driving node)."""
     n_slots = drv_j.size
     w = np.empty(n_slots, dtype=np.int64)
     u = np.empty(n_slots, dtype=np.int64)
     need = np.empty(n_slots, dtype=np.int64)
-    pe = np.empty(n_slots, dtype=np.int64)
     row_off = np.zeros(n_slots, dtype=np.int64)
     rows = 0
     for d in range(order.size):
         for t in range(drv_ptr[d], drv_ptr[d + 1]):
             w[t] = order[drv_j[t]]
             u[t] = order[d]
-            pe[t] = drv_pe[t]
             need[t] = hmult[drv_pe[t]]
             row_off[t] = rows
             rows += cand_off[w[t] + 1] - cand_off[w[t]]
-    return w, u, need, pe, row_off, rows
+    return w, u, need, row_off, rows
 
 
 @njit(cache=True)
@@ -125,12 +123,12 @@ def build_space(plan):
 def _build_space(plan):
     G, H = plan.G, plan.H
     cand_flat, cand_off, cidx = _cand_lists(plan.cand.view(np.uint8))
-    slot_w, slot_u, slot_need, slot_pe, row_off, n_rows = _slots(
+    slot_w, slot_u, slot_need, row_off, n_rows = _slots(
         plan.order, plan.drv_ptr, plan.drv_j, plan.drv_pe, H.mult, cand_off)
     has_el = plan.has_elabels
     out_cls = plan.eclass
     in_cls = (plan.eclass[G.in_pos] if G.directed else plan.eclass) if has_el else plan.eclass
-    args = (slot_w, slot_u, slot_need, slot_pe, plan.drv_dir, plan.cand_bits, cand_flat,
+    args = (slot_w, slot_u, slot_need, plan.drv_pe, plan.drv_dir, plan.cand_bits, cand_flat,
             cand_off, G.indptr, G.indices, G.mult, out_cls, G.in_indptr, G.in_indices,
             G.in_mult, in_cls, plan.eok, has_el, bool(G.multigraph or H.multigraph), plan.mono)
     ptr = np.zeros(n_rows + 1, dtype=np.int64)
