@@ -190,9 +190,8 @@ def profile_api(Gnx, base, names, reps):
     """End to end through the API as a user calls it (``engine="gmatch"``: an engine object per
     call) against one kept GMatchEngine counting a fresh plan each time, the CPU engine through
     the API, and the planning alone; median of ``reps`` per query, geometric means last."""
-    import math
-
     import nx_gsm
+    from gpu.bench_engines import _geo
     from nx_gsm.api import prepare
     from nx_gsm.engines.gpu.gmatch import GMatchEngine
 
@@ -223,7 +222,7 @@ def profile_api(Gnx, base, names, reps):
         for part, sel in (("all", rows), ("device", [r for r in rows if r["device"]]),
                           ("host", [r for r in rows if not r["device"]])):
             if sel:
-                geo[f"{key}_{part}"] = math.exp(sum(math.log(r[key]) for r in sel) / len(sel))
+                geo[f"{key}_{part}"] = _geo([r[key] for r in sel])
     return {"rows": rows, "geomean": geo}
 
 
