@@ -99,7 +99,56 @@ def main():
     if eng.last_stats["host_levels"] != 0 or eng.last_stats["pool_depth"] < 2:
         print("host_rows=0 did not keep the prefix on the device:", eng.last_stats)
         sys.exit(1)
+    bfs_level_cases(rnd, nm)
     print("SIM OK")
+
+
+def bfs_level_cases(rnd, nm):
+    """One GPU BFS level (``GMatchEngine._expand``) gives the CPU engine's level as a set: the
+    four classes, both modes, depths 1-3, with 1 and 3 warps per row, a buffer too small for
+    the level (sized exactly and run again) and a budget too small for it (refused)."""
+    import numpy as np
+
+    from nx_gsm.engines import cpu
+    from nx_gsm.engines.gpu import gmatch as gm
+    from nx_gsm.engines.gpu.common import _DevPlan
+
+    grid, rows_cap = gm._level_grid, gm.LEVEL_ROWS
+    for i, cls in enumerate([nx.Graph, nx.DiGraph, nx.MultiGraph, nx.MultiDiGraph]):
+        G = rand_graph(rnd, cls, 10, 0.6, loops=i % 2 == 1, n_labels=2, n_elabels=2)
+        # a piece of G, so that it occurs (a random multigraph pattern rarely does)
+        H = nx.convert_node_labels_to_integers(G.subgraph(rnd.sample(sorted(G), 4)))
+        for mode in ("mono", "induced"):
+            plan, _, _ = prepare(G, H, mode, node_match=nm)
+            P = cpu.plan_arrays(plan)
+            eng = GMatchEngine(blocks=1)
+            dp = _DevPlan(plan, eng.xp, eng._graph_arrays(plan.G))
+            rows = cpu._expand(P, np.zeros((1, 0), dtype=np.int32))
+            for L in range(1, min(plan.k, 4)):
+                want = cpu._expand(P, rows)
+                for g, level_rows in ((1, rows_cap), (3, rows_cap), (1, 2)):
+                    gm._level_grid = lambda n, g=g: (g, 1)
+                    gm.LEVEL_ROWS = level_rows
+                    try:
+                        got = eng._expand(dp, np.ascontiguousarray(rows), L)
+                    finally:
+                        gm._level_grid, gm.LEVEL_ROWS = grid, rows_cap
+                    ok = got is not None and got.shape == want.shape and \
+                        set(map(tuple, np.asarray(got).tolist())) == \
+                        set(map(tuple, want.tolist()))
+                    print(f"bfs-level {cls.__name__}/{mode} L={L} g={g} cap={level_rows}: "
+                          f"{len(want)} rows ok={ok}", flush=True)
+                    if not ok:
+                        sys.exit(1)
+                if len(want) > 1:  # a budget under four times the level's bytes refuses it
+                    tight = GMatchEngine(blocks=1)  # budgets have a 1 MiB floor: set it here
+                    tight._budget = lambda b=4 * 4 * (L + 1) * len(want) - 1: b
+                    if tight._expand(dp, np.ascontiguousarray(rows), L) is not None:
+                        print(f"bfs-level {cls.__name__}/{mode} L={L}: not refused")
+                        sys.exit(1)
+                rows = want
+                if not len(rows):
+                    break
 
 
 if __name__ == "__main__":

@@ -563,6 +563,7 @@ class _DevPlan:
             top = int(deg.max()) if deg.size else 0
         longest = max(top, int(np.diff(plan.cand_ptr).max())
                       if plan.cand_ptr.size > 1 else 0)
+        self.longest = longest  # bounds every local candidate set
         self.wide = bool(G.indices.size >= 2**31 - 1 or plan.cand_flat.size >= 2**31 - 1
                          or 32 * longest >= 2**31 - 1)
         self.has_el = int(bool(plan.has_elabels))

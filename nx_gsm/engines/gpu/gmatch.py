@@ -68,6 +68,8 @@ N_CTL = 16 * 10
 # on all host threads from cpu.WIDE_ROWS rows on (gpu/NOTES.md v22, H200: 16,384 against 4,096
 # took 0.87x the time, geomean of 22 yeast-16 queries)
 HOST_BFS_ROWS = 16384
+# rows a GPU BFS level writes before it is sized exactly and run again (gmatch._expand)
+LEVEL_ROWS = 1 << 20
 KMAX_LIMIT = 32  # deepest stack the shared-memory layout supports (larger patterns use the CPU)
 _BUCKETS = ((8, 8), (16, 4), (32, 2))  # (KMAX, warps per block): ~45 KB static shared per block
 _INF = np.iinfo(np.int64).max
@@ -75,58 +77,72 @@ _INF = np.iinfo(np.int64).max
 # ---------------------------------------------------------------------------------------------
 # BFS prefix (initialisation phase)
 # ---------------------------------------------------------------------------------------------
-@cuda.jit
-def _bfs_lc_kernel(rows, L, n, drv_ptr, drv_j, drv_dir, indptr, in_indptr, cand_ptr, lo_out,
-                   len_out, kind_out):
-    """gMatch Sec. 4.3 (initialisation phase, BFS step 1): LC size of each frontier partial match.
+_LEVEL_WPB = 8  # warps per block of the BFS level kernel
 
-    One thread per row of the frontier ``rows`` (partial matches of depths 0..L-1).
-    """
-    start = cuda.grid(1)
-    stride = cuda.gridsize(1)
-    for i in range(start, n, stride):
-        lo, cnt, kd = _local_cands(L, rows[i], drv_ptr, drv_j, drv_dir, indptr, in_indptr,
-                                   cand_ptr)
-        lo_out[i] = lo
-        len_out[i] = cnt
-        kind_out[i] = kd
+
+def _level_grid(n):
+    """(warps per row, blocks) of a BFS level over ``n`` rows: enough warps per row to fill
+    the card when the frontier is narrow (a heavy row split); one block under the simulator
+    (the kernel strides over the rows)."""
+    info = device_info()
+    if info["simulator"]:
+        return 1, 1
+    g = max(1, min(32, 32 * (info["sm_count"] or 1) // n))
+    return g, (n * g + _LEVEL_WPB - 1) // _LEVEL_WPB
 
 
 @cuda.jit
-def _bfs_check_kernel(rows, L, n, T, incl, lo_arr, kind_arr, order, cand_bits, cand_flat,
-                      chk_ptr, chk_j, chk_out, chk_in, chk_peo, chk_pei, indptr, indices, emult,
-                      in_indices, eclass, eok, has_el, mono, directed, cut_part, ok, vout,
-                      rid):
-    """gMatch Sec. 4.1/4.3 (BFS step 2): one thread per task (M, u_L, v) of the whole frontier.
+def _bfs_level_kernel(rows, L, n, g, drv_ptr, drv_j, drv_dir, in_indptr, cand_ptr, order,
+                      cand_bits, cand_flat, chk_ptr, chk_j, chk_out, chk_in, chk_peo, chk_pei,
+                      indptr, indices, emult, in_indices, eclass, eok, has_el, mono, directed,
+                      cut_part, out, cap, cnt):
+    """gMatch Sec. 4.3 (initialisation phase), one BFS level in one launch: the feasible
+    extensions of the frontier ``rows`` (n, L) appended to ``out`` (cap, L+1).
 
-    Task ``t`` belongs to row ``r`` (binary search in the inclusive LC-size prefix ``incl``); the
-    thread checks its candidate (and, with a non-empty ``cut_part``, DUPREMOVE from depth 2 on)
-    and records validity, vertex and row for the compaction.
+    ``g`` warps share a row: its local candidate set (Sec. 4.1, drawn from the smallest
+    backward-neighbour list) is read 32 candidates at a time, warp ``sub`` taking chunks
+    ``sub, sub + g, ...``; a lane checks one candidate (and DUPREMOVE from depth 2 on, for a
+    non-empty ``cut_part``) and a ballot reserves the warp's valid ones with one atomic on
+    ``cnt[0]`` (Sec. 4.2's compaction). ``cnt[0]`` ends as the level's size even past ``cap``,
+    where rows are no longer written, so the host can size the buffer and run it again.
     """
-    start = cuda.grid(1)
-    stride = cuda.gridsize(1)
-    for t in range(start, T, stride):
-        a = 0
-        b = n - 1
-        while a < b:
-            mid = (a + b) >> 1
-            if incl[mid] > t:
-                b = mid
-            else:
-                a = mid + 1
-        r = a
-        first = 0
-        if r > 0:
-            first = incl[r - 1]
-        v = _cand_at(kind_arr[r], lo_arr[r] + (t - first), cand_flat, indices, in_indices)
-        good = _feasible(L, v, rows[r], order, cand_bits, chk_ptr, chk_j, chk_out, chk_in,
-                         chk_peo, chk_pei, indptr, indices, emult, eclass, eok, has_el, mono,
-                         directed)
-        if good and L >= 2 and cut_part.shape[0] != 0:
-            good = _dup_ok(L, v, rows[r], cut_part, chk_ptr, chk_j, chk_out, chk_in)
-        ok[t] = 1 if good else 0
-        vout[t] = v
-        rid[t] = r
+    B = cuda.shared.array(_LEVEL_WPB, int64)
+    lane = cuda.threadIdx.x & 31
+    wib = cuda.threadIdx.x >> 5
+    gw = cuda.grid(1) >> 5
+    below = (int64(1) << lane) - 1
+    sub = gw % g
+    groups = (cuda.gridsize(1) >> 5) // g
+    first = gw // g
+    if first >= groups:  # the grid's last warps, short of a whole group
+        first = n
+    for r in range(first, n, groups):
+        m = rows[r]
+        lo, c, kd = _local_cands(L, m, drv_ptr, drv_j, drv_dir, indptr, in_indptr, cand_ptr)
+        for b in range(sub * 32, c, g * 32):
+            i = b + lane
+            good = False
+            v = 0
+            if i < c:
+                v = _cand_at(kd, lo + i, cand_flat, indices, in_indices)
+                good = _feasible(L, v, m, order, cand_bits, chk_ptr, chk_j, chk_out, chk_in,
+                                 chk_peo, chk_pei, indptr, indices, emult, eclass, eok, has_el,
+                                 mono, directed)
+                if good and L >= 2 and cut_part.shape[0] != 0:
+                    good = _dup_ok(L, v, m, cut_part, chk_ptr, chk_j, chk_out, chk_in)
+            mask = _ballot(good)
+            if mask == 0:
+                continue
+            if lane == 0:
+                B[wib] = cuda.atomic.add(cnt, 0, cuda.popc(mask))
+            _wsync()
+            if good:
+                pos = B[wib] + cuda.popc(mask & below)
+                if pos < cap:
+                    for j in range(L):
+                        out[pos, j] = m[j]
+                    out[pos, L] = v
+            _wsync()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -462,7 +478,7 @@ def _bucket(k):
 def kernel_resources():
     """Registers / shared / local memory per compiled kernel (after they ran once)."""
     out = {}
-    items = [("bfs_lc", _bfs_lc_kernel), ("bfs_check", _bfs_check_kernel)]
+    items = [("bfs_level", _bfs_level_kernel)]
     items += [(f"dfs_k{K}_w{W}{'_wide' if wide else ''}", kern)
               for (K, W, wide), kern in _KERNELS.items()]
     for name, kern in items:
@@ -598,45 +614,38 @@ class GMatchEngine(faults.Recovery):
 
     # -- BFS prefix -----------------------------------------------------------------------------
     def _expand(self, dp, rows, L):
-        """One BFS level: frontier rows (n, L) -> feasible rows (n', L+1), or None if too big."""
+        """One BFS level: frontier rows (n, L) -> feasible rows (n', L+1), or None if too big.
+
+        One launch of :func:`_bfs_level_kernel` and one read of the level's size: a level used
+        to be two launches, a prefix sum, a compaction and two host reads (~1 ms on the card,
+        gpu/NOTES.md v10). The output buffer holds every row when ``n`` times the longest local
+        candidate set fits :data:`LEVEL_ROWS`; a level past it runs again into a buffer of its
+        exact size, or is refused when that would take more than a quarter of the budget."""
         xp = self.xp
-        n = rows.shape[0]
+        n = int(rows.shape[0])
         faults.point("bfs")
-        lo = xp.empty(n, dtype=np.int64)
-        ln = xp.empty(n, dtype=np.int64)
-        kd = xp.empty(n, dtype=np.int8)
-        # kernel arguments as Numba device arrays, each wrapped once (~18 us) though rows, lo
-        # and kd go to two launches: a CuPy argument costs ~25 us more per launch (v10 notes)
-        k_rows, k_lo, k_kd = _kernel_array(rows), _kernel_array(lo), _kernel_array(kd)
-        threads = 256
-        blocks = max(1, min(4096, (n + threads - 1) // threads))
-        _sim_reset()
-        with _quiet():
-            _bfs_lc_kernel[blocks, threads](k_rows, L, n, dp.drv_ptr, dp.drv_j, dp.drv_dir,
-                                            dp.indptr, dp.in_indptr, dp.cand_ptr, k_lo,
-                                            _kernel_array(ln), k_kd)
-        incl = xp.cumsum(ln)
-        T = int(incl[-1]) if n else 0
-        # bytes per task: flag, vertex, row id; keep the frontier far under the budget
-        if T * 13 + T * 4 * (L + 1) > self._budget() // 4:
-            return None
-        if T == 0:
+        if n == 0:
             return xp.zeros((0, L + 1), dtype=np.int32)
-        ok = xp.empty(T, dtype=np.uint8)
-        vout = xp.empty(T, dtype=np.int32)
-        rid = xp.empty(T, dtype=np.int64)
-        blocks = max(1, min(65535, (T + threads - 1) // threads))
-        with _quiet():
-            _bfs_check_kernel[blocks, threads](k_rows, L, n, T, _kernel_array(incl), k_lo, k_kd,
-                                               *dp.check_args(), dp.cut_part,
-                                               _kernel_array(ok), _kernel_array(vout),
-                                               _kernel_array(rid))
-        sel = xp.flatnonzero(ok)
-        new = xp.empty((sel.size, L + 1), dtype=np.int32)
-        if sel.size:
-            new[:, :L] = rows[rid[sel]]
-            new[:, L] = vout[sel]
-        return new
+        room = self._budget() // 4 // (4 * (L + 1))
+        cap = min(n * max(dp.longest, 1), room, LEVEL_ROWS)
+        g, blocks = _level_grid(n)
+        k_rows = _kernel_array(rows)
+        for _ in range(2):
+            out = xp.empty((cap, L + 1), dtype=np.int32)
+            cnt = xp.zeros(1, dtype=np.int64)
+            _sim_reset()
+            with _quiet():
+                _bfs_level_kernel[blocks, 32 * _LEVEL_WPB](
+                    k_rows, L, n, g, dp.drv_ptr, dp.drv_j, dp.drv_dir, dp.in_indptr,
+                    dp.cand_ptr, *dp.check_args(), dp.cut_part, _kernel_array(out), cap,
+                    _kernel_array(cnt))
+            size = int(cnt[0])
+            if size <= cap:
+                return out[:size]
+            if size > room:
+                return None
+            cap = size
+        raise AssertionError("unreachable: the second run's buffer holds the level")
 
     def _host_prefix(self, plan, roots, target):
         """The first BFS levels on the host while they stay under ``host_rows`` rows (and
