@@ -34,6 +34,12 @@ def in_csr(n, src, dst, mult):
                 in_pos=order_in)
 
 
+def csr_sources(indptr, xp=np, dtype=np.int64):
+    """The row of every entry of a CSR with row pointers ``indptr`` (NumPy or, with ``xp``,
+    CuPy)."""
+    return xp.repeat(xp.arange(indptr.size - 1, dtype=dtype), xp.diff(indptr).astype(np.int64))
+
+
 class GsmGraph:
     """Immutable CSR graph with node keys and attribute columns.
 
@@ -151,7 +157,7 @@ class GsmGraph:
 
     def sources(self):
         """The source id of every out-CSR entry (int64, aligned with ``indices``)."""
-        return np.repeat(np.arange(self.n, dtype=np.int64), np.diff(self.indptr))
+        return csr_sources(self.indptr)
 
     def edge_position(self, u, v):
         """Out-CSR position of the edge ``u -> v`` (ids), or -1."""

@@ -28,6 +28,8 @@ import logging
 
 import numpy as np
 
+from ..graph import csr_sources
+
 __all__ = ["DeviceGraph", "is_device_array"]
 
 log = logging.getLogger("nx_gsm")
@@ -78,7 +80,7 @@ class DeviceGraph:
             raise ValueError(f"indices must be node ids in [0, {n})")
         self.n = n
         self.directed = bool(directed)
-        rows = cp.repeat(cp.arange(n, dtype=np.int32), cp.diff(indptr).astype(np.int64))
+        rows = csr_sources(indptr, cp, np.int32)
         diag = rows == indices
         self.loops = cp.zeros(n, dtype=np.int32)
         if bool(diag.any()):
@@ -168,7 +170,7 @@ class DeviceGraph:
                 log.info("DeviceGraph: copying the graph to the host (%s)", reason)
             indptr = self.indptr.get()
             dst = self.indices.get().astype(np.int64)
-            src = np.repeat(np.arange(self.n, dtype=np.int64), np.diff(indptr))
+            src = csr_sources(indptr)
             loops = np.flatnonzero(self.loops.get())
             src = np.concatenate([src, loops])
             dst = np.concatenate([dst, loops])

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..graph import GsmGraph
+from ..graph import GsmGraph, csr_sources
 
 __all__ = ["from_edgelist", "from_csr", "from_cugraph", "from_nx_cugraph"]
 
@@ -158,7 +158,7 @@ def from_csr(indptr, indices, *, directed=False, node_keys=None, node_labels=Non
     n = indptr.size - 1
     if indptr[0] != 0 or np.any(np.diff(indptr) < 0) or indptr[-1] != indices.size:
         raise ValueError("indptr must start at 0, never decrease and end at len(indices)")
-    src = np.repeat(np.arange(n, dtype=np.int64), np.diff(indptr))
+    src = csr_sources(indptr)
     dst = indices
     if not directed:
         keep = src <= dst

@@ -26,6 +26,8 @@ from collections import defaultdict
 
 import numpy as np
 
+from ...graph import csr_sources
+
 __all__ = [
     "LabelledCSR",
     "PCSR",
@@ -71,11 +73,6 @@ def _adjacency(G, elabels, direction):
     return G.in_indptr, G.in_indices, lab[G.in_pos]
 
 
-def _rows(indptr):
-    n = indptr.size - 1
-    return np.repeat(np.arange(n, dtype=np.int64), np.diff(indptr))
-
-
 class LabelledCSR:
     """CSR/CSC with an edge-label column, rows sorted by (label, neighbour).
 
@@ -86,7 +83,7 @@ class LabelledCSR:
 
     def __init__(self, G, elabels=None, direction="out", xp=np):
         indptr, indices, lab = _adjacency(G, elabels, direction)
-        rows = _rows(indptr)
+        rows = csr_sources(indptr)
         order = np.lexsort((indices, lab, rows))
         self.direction = direction
         self.n = G.n
@@ -129,7 +126,7 @@ class PCSR:
 
     def __init__(self, G, elabels=None, direction="out", xp=np):
         indptr, indices, lab = _adjacency(G, elabels, direction)
-        rows = _rows(indptr)
+        rows = csr_sources(indptr)
         self.direction = direction
         self.n = G.n
         self.label_values = np.unique(lab)
@@ -303,7 +300,7 @@ class IntervalPCSR:
 
     def __init__(self, G, elabels=None, direction="out", xp=np, renumber=True):
         indptr, indices, lab = _adjacency(G, elabels, direction)
-        rows = _rows(indptr)
+        rows = csr_sources(indptr)
         self.direction = direction
         self.n = G.n
         self.label_values = np.unique(lab)

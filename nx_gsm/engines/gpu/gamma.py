@@ -1601,7 +1601,7 @@ class GammaDelta:
         hl = np.asarray(h.loops, dtype=np.int64)
         self.hloop = hl
         # pattern out-entries (edge-label bit positions, H's out-CSR order)
-        src = np.repeat(np.arange(k), np.diff(h.indptr))
+        src = h.sources()
         self.hentries = [(_datum(H, hk[a], hk[b])) for a, b in zip(src, h.indices)]
         self.hloopdata = [_datum(H, a, a) for a in hk]
         # classes of equal pattern edge data (-1: no edge), which coalesced search keeps
