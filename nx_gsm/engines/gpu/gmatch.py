@@ -47,7 +47,7 @@ from numba import cuda, int8, int32, int64
 
 from ..base import UNLIMITED, PartialCount
 from . import faults
-from .common import (_DevPlan, _ballot, _cand_at, _dup_ok, _exact_sum, _feasible, _host,
+from .common import (_DevPlan, _Launches, _ballot, _cand_at, _dup_ok, _exact_sum, _feasible, _host,
                      _kernel_array, _local_cands, _pause, _quiet, _ring_take, _sim_reset,
                      _wsync)
 from .device import array_module, device_info, is_simulator, memory_budget
@@ -528,7 +528,8 @@ class GMatchEngine(faults.Recovery):
     """
 
     name = "gmatch"
-    _device_caches = ("_gcache", "_qbufs")  # dropped after a device fault (faults.Recovery)
+    # dropped after a device fault (faults.Recovery)
+    _device_caches = ("_gcache", "_qbufs", "_kept")
 
     def __init__(self, *, pool_target=None, bfs_levels=None, out_capacity=None, steal=None,
                  queue_capacity=1 << 15, memory_budget=None, blocks=None, time_limit=None,
@@ -555,6 +556,7 @@ class GMatchEngine(faults.Recovery):
         self.last_stats = {}
         self._gcache = None
         self._qbufs = None
+        self._kept = None  # kept launches (common._Launches)
         self._faults = []
         self._plan = None
 
@@ -634,11 +636,10 @@ class GMatchEngine(faults.Recovery):
             out = xp.empty((cap, L + 1), dtype=np.int32)
             cnt = xp.zeros(1, dtype=np.int64)
             _sim_reset()
-            with _quiet():
-                _bfs_level_kernel[blocks, 32 * _LEVEL_WPB](
-                    k_rows, L, n, g, dp.drv_ptr, dp.drv_j, dp.drv_dir, dp.in_indptr,
-                    dp.cand_ptr, *dp.check_args(), dp.cut_part, _kernel_array(out), cap,
-                    _kernel_array(cnt))
+            self._launch("bfs_level", _bfs_level_kernel, blocks, 32 * _LEVEL_WPB, k_rows, L, n,
+                         g, dp.drv_ptr, dp.drv_j, dp.drv_dir, dp.in_indptr, dp.cand_ptr,
+                         *dp.check_args(), dp.cut_part, _kernel_array(out), cap,
+                         _kernel_array(cnt))
             size = int(cnt[0])
             if size <= cap:
                 return out[:size]
@@ -725,11 +726,10 @@ class GMatchEngine(faults.Recovery):
             blocks = self._grid(kern, W)
         t0 = time.perf_counter()
         faults.point("launch")
-        with _quiet():
-            kern[blocks, 32 * W](*dp.dfs_args(), _kernel_array(pool), _kernel_array(pool_len),
-                                 n_pool, _kernel_array(ctl), q_rows, q_len, q_org, q_ready, qc,
-                                 _kernel_array(task_count), int(bool(collect)), stop,
-                                 _kernel_array(out), int(cap), int(self.steal))
+        self._launch("dfs", kern, blocks, 32 * W, *dp.dfs_args(), _kernel_array(pool),
+                     _kernel_array(pool_len), n_pool, _kernel_array(ctl), q_rows, q_len, q_org,
+                     q_ready, qc, _kernel_array(task_count), int(bool(collect)), stop,
+                     _kernel_array(out), int(cap), int(self.steal))
         t_launch = time.perf_counter() - t0
         stopped = None
         if not _SIM and (self.time_limit is not None or budget is not UNLIMITED):
@@ -742,6 +742,13 @@ class GMatchEngine(faults.Recovery):
             self.last_stats["timed_out"] = True
             raise TimeoutError(f"gmatch: search stopped after time_limit={self.time_limit} s")
         return ctl_h, task_count[:n_pool], out, stopped
+
+    def _launch(self, site, kern, blocks, threads, *args):
+        """Launch ``kern`` through the engine's kept launches: a call site's later launches
+        re-marshal only the arguments that changed (the next BFS level's rows; not the plan)."""
+        if self._kept is None:
+            self._kept = _Launches()
+        self._kept(site, kern, blocks, threads, *args)
 
     def _queue(self, qc, KMAX):
         """The donation ring (rows, lengths, origins, generations), zeroed: kept between launches
