@@ -4,11 +4,12 @@ Implements gMatch (PVLDB 19(8), 2026; ``shared/papers/gmatch-fine-grained-gpu.tx
 :class:`~nx_gsm.plan.planner.MatchPlan`:
 
 * **Initialisation phase (Sec. 4.3).** A BFS over the first levels of the search tree fills a task
-  pool of partial matches (thread-per-candidate kernels + CuPy compaction) until it holds about
-  ``pool_target`` rows; if the BFS reaches the last depth the matches are already complete.
-  Levels of at most ``HOST_BFS_ROWS`` rows are expanded on the host by the CPU engine's code
-  (a GPU level costs about a millisecond whatever its size), so a search whose levels all stay
-  that small never reaches the device.
+  pool of partial matches (one launch per level: warps over each row's local candidates,
+  ballot-reserved appends) until it holds about ``pool_target`` rows; if the BFS reaches the
+  last depth the matches are already complete. Levels of at most ``HOST_BFS_ROWS`` rows are
+  expanded on the host by the CPU engine's code (a GPU level still costs 0.3-1 ms of launch and
+  synchronisation whatever its size), so a search whose levels all stay that small never
+  reaches the device.
 * **Fine-grained execution (Sec. 4.1) + warp-level batch exploration (Sec. 4.2, Alg. 2).** Each warp
   runs a DFS over its pool rows with a stack in shared memory of ``KMAX x 32`` entries (vertex,
   parent slot, local-candidate-set start/kind, running prefix of LC sizes): ``KMAX`` levels, never
@@ -650,8 +651,9 @@ class GMatchEngine(faults.Recovery):
 
     def _host_prefix(self, plan, roots, target):
         """The first BFS levels on the host while they stay under ``host_rows`` rows (and
-        ``target``): a GPU level costs 1-2 ms of launches and synchronisations whatever its
-        size (gpu/NOTES.md v10), the CPU engine's one-thread expansion ~0.3 us per row.
+        ``target``): a GPU level costs 0.3-1 ms of launch and synchronisation whatever its size
+        (gpu/NOTES.md v23), the CPU engine's expansion ~0.3 us per row on one thread (levels
+        of ``cpu.WIDE_ROWS`` rows and more use every host thread).
         Returns host rows, their depth and the levels done; device-resident plans start on the
         device."""
         if not isinstance(plan.cand_flat, np.ndarray) or getattr(plan.G, "on_device", False):
