@@ -178,12 +178,16 @@ def test_expand_small_equals_expand_and_respects_cap(cls, n):
             want = cpu._expand(P, rows)
             got = cpu.expand_small(P, rows, want.shape[0])
             assert np.array_equal(got, want)
+            # slack 0: blocks past twice their share of the cap are counted again (a level
+            # that fits) or settle that it does not
             for blocks in (1, 2, 3, rows.shape[0] + 2):
-                wide, fits = cpu.expand_wide(P, rows, want.shape[0], blocks)
-                assert fits and np.array_equal(wide, want)
+                for slack in (0, 64):
+                    wide, fits = cpu.expand_wide(P, rows, want.shape[0], blocks, slack)
+                    assert fits and np.array_equal(wide, want)
             if want.shape[0]:
                 assert cpu.expand_small(P, rows, want.shape[0] - 1) is None
-                assert not cpu.expand_wide(P, rows, want.shape[0] - 1, 3)[1]
+                for blocks, slack in ((3, 64), (3, 0), (rows.shape[0] + 2, 0)):
+                    assert not cpu.expand_wide(P, rows, want.shape[0] - 1, blocks, slack)[1]
             rows = want
         assert rows.shape[0] == CpuEngine().count(plan) > 0
         roots = np.ascontiguousarray(
