@@ -295,10 +295,11 @@ def expand_wide(P, prefixes, cap, blocks, slack=64):
     dense_16_5: 7.3 of 11.8 ms, v22).
 
     A level past ``cap`` is known without counting it all: each block first counts up to
-    twice its share of ``cap`` (by rows) plus ``slack``; past ``cap`` in all, the level does not fit, and only
-    the blocks that reached their share are counted on. A block counting up to ``cap`` itself
-    made an overflowing level cost every block's whole count (yeast sparse_16_16: 28 ms of one
-    thread's work on a 92,000-row level that gmatch's GPU then expanded again)."""
+    twice its share of ``cap`` (by rows) plus ``slack``; past ``cap`` in all, the level does
+    not fit, and only the blocks that reached their share are counted on. A block counting up
+    to ``cap`` itself made an overflowing level cost every block's whole count (yeast
+    sparse_16_16: 28 ms of one thread's work on a 92,000-row level that gmatch's GPU then
+    expanded again)."""
     t, depth = prefixes.shape
     counts = np.zeros(blocks + 1, dtype=np.int64)
     share = np.empty(blocks, dtype=np.int64)
