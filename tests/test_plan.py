@@ -91,7 +91,7 @@ def _naive_candidates(g, h, mode, node_ok):
 def _node_ok(g, h, nm):
     """The label rule as a matrix, and as the planner hands it over (classes, or None)."""
     node_cls = planner._node_tables(g, h, nm, None, None)
-    return (None if node_cls is None else node_cls[1][:, node_cls[0]]), node_cls
+    return (None if node_cls is None else flt.label_matrix(node_cls)), node_cls
 
 
 @pytest.mark.parametrize("seed", range(60))

@@ -16,7 +16,14 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["candidates"]
+__all__ = ["candidates", "label_matrix"]
+
+
+def label_matrix(node_cls):
+    """The label rule ``node_cls = (class per data node, ok[pattern node, class])`` as the
+    ``H.n x G.n`` boolean matrix (for the uses that edit it or combine it per node)."""
+    dcls, ok = node_cls
+    return ok[:, dcls]
 
 
 def candidates(G, H, mode, node_ok=None, loop_ok=None, eclass_G=None, eok=None, max_rounds=None,
@@ -27,7 +34,7 @@ def candidates(G, H, mode, node_ok=None, loop_ok=None, eclass_G=None, eok=None, 
     that matrix and its copy were two ``H.n x G.n`` temporaries)."""
     k, n = H.n, G.n
     if node_cls is not None and loop_ok is not None:  # (self-loop labels: rare)
-        node_ok, node_cls = node_cls[1][:, node_cls[0]], None
+        node_ok, node_cls = label_matrix(node_cls), None
     if node_cls is None:
         cand = np.ones((k, n), dtype=bool) if node_ok is None else node_ok.copy()
         if loop_ok is not None:

@@ -189,7 +189,7 @@ def make_plan(G, H, mode, *, node_match=None, edge_match=None, node_label=None,
     node_ok = None
     if anchors:
         node_ok = np.ones((H.n, G.n), dtype=bool) if node_cls is None else \
-            node_cls[1][:, node_cls[0]]
+            _filter.label_matrix(node_cls)
         node_cls = None
         for u, v in anchors.items():
             keep = node_ok[u, v]
