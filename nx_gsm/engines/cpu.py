@@ -355,13 +355,12 @@ def _narrow_levels(P, rows, cap, max_levels, wide_rows, prev):
 def host_levels(P, rows, cap, max_levels, threads=1, wide_rows=WIDE_ROWS):
     """Up to ``max_levels`` levels from ``rows`` while they hold fewer than ``cap`` rows
     (frontiers of ``wide_rows`` rows or more on ``threads`` threads); returns ``(rows,
-    levels)``. A
-    level that the last growth factor puts past twice ``cap`` is not tried: a try that
-    overflows costs up to ``cap`` rows of work for nothing (gmatch's GPU BFS then does that
-    level). (Growth is uneven -- yeast's dense_16_5 grows 8x, then 2x, then 0.5x --, so a
-    tighter guess stops levels that fit.) The narrow levels run in one compiled call; a wide
-    one is called from here, as Numba's parallel functions are launched from Python (called
-    from another compiled function, one crashed a process now and then here)."""
+    levels)``. A level that the last growth factor puts past twice ``cap`` is not tried: a
+    try that overflows costs work for nothing (gmatch's GPU BFS then does that level). (Growth
+    is uneven -- yeast's dense_16_5 grows 8x, then 2x, then 0.5x --, so a tighter guess stops
+    levels that fit.) The narrow levels run in one compiled call; a wide one is called from
+    here, as Numba's parallel functions are launched from Python (called from another compiled
+    function, one crashed a process now and then here)."""
     if threads <= 1:
         wide_rows = cap
     levels, prev = 0, 0
