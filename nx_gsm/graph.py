@@ -99,6 +99,7 @@ class GsmGraph:
         self.graph = dict(graph_attrs or {})
         self.__networkx_cache__ = {}
         self._key_to_id = None
+        self._max_degree = None
 
     def __getstate__(self):
         # what is kept in the cache is derived (NetworkX's conversions, the planner's label
@@ -154,6 +155,16 @@ class GsmGraph:
 
     def in_degree(self):
         return np.diff(self.in_indptr)
+
+    def max_degree(self):
+        """The longest adjacency row, out or in (distinct neighbours): the bound on a local
+        candidate set that the GPU engines size buffers and offsets by. Cached (the graph is
+        immutable)."""
+        if self._max_degree is None:
+            rows = (self.indptr, self.in_indptr) if self.directed else (self.indptr,)
+            self._max_degree = max((int(np.diff(p).max()) for p in rows if p.size > 1),
+                                   default=0)
+        return self._max_degree
 
     def sources(self):
         """The source id of every out-CSR entry (int64, aligned with ``indices``)."""

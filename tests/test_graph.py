@@ -47,6 +47,17 @@ def test_csr_layout():
     assert g.edge_position(0, 1) == 0 and g.edge_position(1, 0) == -1
 
 
+def test_max_degree_counts_in_rows_of_directed_graphs():
+    # five arcs into node 0, at most one out of any node: the longest row is an in-row
+    G = nx.DiGraph([(i, 0) for i in range(1, 6)] + [(0, 6)])
+    g = nx_gsm.from_networkx(G)
+    assert int(g.out_degree().max()) == 1 and g.max_degree() == 5
+    assert nx_gsm.from_networkx(G.to_undirected()).max_degree() == 6
+    assert nx_gsm.from_networkx(nx.empty_graph(3, create_using=nx.DiGraph)).max_degree() == 0
+    M = nx.MultiDiGraph([(1, 0), (1, 0), (2, 0), (0, 0)])  # distinct neighbours, loops apart
+    assert nx_gsm.from_networkx(M).max_degree() == 2
+
+
 def test_from_edges_matches_networkx():
     keys = list("abcd")
     g = GsmGraph.from_edges(keys, [0, 1, 2, 3, 0], [1, 2, 3, 3, 1], multigraph=True)

@@ -151,7 +151,11 @@ class DeviceGraph:
         return cp.diff(self.in_indptr)
 
     def max_degree(self):
-        return int(self.out_degree().max()) if self.n else 0
+        """The longest adjacency row, out or in (as :meth:`GsmGraph.max_degree`)."""
+        if not self.n:
+            return 0
+        top = int(self.out_degree().max())
+        return max(top, int(self.in_degree().max())) if self.directed else top
 
     @property
     def nbytes(self):

@@ -555,13 +555,9 @@ class _DevPlan:
         cut = np.zeros(0, dtype=np.int32) if cut_part is None else \
             np.ascontiguousarray(cut_part, dtype=np.int32)
         self.cut_part = _kernel_array(xp.asarray(cut))
-        # int32 stack offsets suffice unless 32 local candidate sets could overflow them
-        if getattr(G, "on_device", False):
-            top = G.max_degree()
-        else:
-            deg = np.diff(G.indptr)
-            top = int(deg.max()) if deg.size else 0
-        longest = max(top, int(np.diff(plan.cand_ptr).max())
+        # int32 stack offsets suffice unless 32 local candidate sets could overflow them; a
+        # local set is drawn from an out- or an in-row (drv_dir) or a depth's candidate list
+        longest = max(G.max_degree(), int(np.diff(plan.cand_ptr).max())
                       if plan.cand_ptr.size > 1 else 0)
         self.longest = longest  # bounds every local candidate set
         self.wide = bool(G.indices.size >= 2**31 - 1 or plan.cand_flat.size >= 2**31 - 1
