@@ -84,7 +84,7 @@ def profile_pieces(G, base, reps):
     from numba import cuda
     from nx_gsm.api import prepare
     from nx_gsm.engines.gpu import gmatch as gm
-    from nx_gsm.engines.gpu.common import _DevPlan, _quiet
+    from nx_gsm.engines.gpu.common import _DevPlan, _PlanSlots, _quiet
     import cupy as cp
 
     @cuda.jit
@@ -123,6 +123,8 @@ def profile_pieces(G, base, reps):
     eng.count(plan)
     garrs = eng._graph_arrays(plan.G)
     out["devplan_upload"] = launches(lambda: _DevPlan(plan, cp, garrs), 20)
+    slots = _PlanSlots(cp)  # the kept slots: one copy, no wraps
+    out["devplan_slots"] = launches(lambda: _DevPlan(plan, cp, garrs, slots=slots), 20)
     dp = _DevPlan(plan, cp, garrs)
     KMAX, W = gm._bucket(dp.k)
     kern = gm._dfs_kernel(KMAX, W, dp.wide)
@@ -131,7 +133,7 @@ def profile_pieces(G, base, reps):
     pool = cp.zeros((1, 1), dtype=np.int32)
 
     def bufs(wrap):
-        a = [pool, cp.ones(1, dtype=np.int32), 0, cp.zeros(gm.N_CTL, dtype=np.int64),
+        a = [pool, 0, cp.zeros(gm.N_CTL, dtype=np.int64),
              cp.zeros((qc, KMAX), dtype=np.int32), cp.zeros(qc, dtype=np.int32),
              cp.zeros(qc, dtype=np.int64), cp.zeros(qc, dtype=np.int64), qc,
              cp.zeros(1, dtype=np.int64), 0, gm._INF, cp.zeros((1, dp.k), dtype=np.int32), 0, 1]

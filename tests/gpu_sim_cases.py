@@ -100,6 +100,7 @@ def main():
         print("host_rows=0 did not keep the prefix on the device:", eng.last_stats)
         sys.exit(1)
     bfs_level_cases(rnd, nm)
+    kept_plan_cases(rnd, nm)
     print("SIM OK")
 
 
@@ -149,6 +150,71 @@ def bfs_level_cases(rnd, nm):
                 rows = want
                 if not len(rows):
                     break
+
+
+def kept_plan_cases(rnd, nm):
+    """One engine, many plans: each search's arrays go to the engine's kept slots
+    (``common._PlanSlots``) and kept buffers, laid out again only when a plan outgrows them; a
+    plan made while an unfinished iterator holds the slots gets arrays of its own. Every count
+    and every iterated row set equals the CPU engine's."""
+    import numpy as np
+
+    from nx_gsm.engines.gpu.common import _DevPlan
+
+    eng = GMatchEngine(blocks=1, host_rows=0, pool_target=2, out_capacity=4, steal=False)
+    cpu = CpuEngine()
+    em = iso.categorical_edge_match("w", None)
+    plans = []
+    for i, (cls, k) in enumerate([(nx.Graph, 3), (nx.DiGraph, 4), (nx.MultiGraph, 3),
+                                  (nx.Graph, 5), (nx.DiGraph, 3), (nx.Graph, 3)]):
+        G = rand_graph(rnd, cls, 9, 0.5, loops=i == 1, n_labels=2, n_elabels=1 + i % 3)
+        H = nx.convert_node_labels_to_integers(G.subgraph(rnd.sample(sorted(G), k)))
+        kw = {"edge_match": (iso.categorical_multiedge_match("w", None)
+                             if G.is_multigraph() else em)} if i % 2 == 0 else {"node_match": nm}
+        plans.append(prepare(G, H, "mono" if i % 2 else "induced", **kw)[0])
+    for i, plan in enumerate(plans):
+        want, got = cpu.count(plan), eng.count(plan)
+        print(f"kept-plan {i}: k={plan.k} want={want} got={got} "
+              f"layouts={eng._slots.layouts}", flush=True)
+        if got != want:
+            sys.exit(1)
+    before = eng._slots.layouts
+    if not 1 <= before <= len(plans) or eng.count(plans[0]) != cpu.count(plans[0]) or \
+            eng._slots.layouts != before:
+        print("a plan that fits the slots was laid out again:", eng._slots.layouts, before)
+        sys.exit(1)
+    # a plan that outgrows them (candidate bits of 1,000 data nodes): laid out once more
+    G = nx.disjoint_union(nx.empty_graph(990), rand_graph(rnd, nx.Graph, 10, 0.5))
+    nx.set_node_attributes(G, {v: "z" if v < 990 else "x" for v in G}, "c")
+    P = nx.path_graph(3)
+    nx.set_node_attributes(P, "x", "c")
+    big = prepare(G, P, "mono", node_match=nm)[0]
+    if eng.count(big) != cpu.count(big) or eng._slots.layouts != before + 1 or \
+            eng.count(plans[1]) != cpu.count(plans[1]) or eng._slots.layouts != before + 1:
+        print("a plan past the slots' capacity:", eng._slots.layouts, before)
+        sys.exit(1)
+    # an unfinished iterator holds the slots; counts in between use arrays of their own
+    ref = set(map(tuple, _rows(cpu.iter_chunks(plans[3]), plans[3].k).tolist()))
+    it = eng.iter_chunks(plans[3], chunk=1)
+    first = [next(it)]
+    if eng._slots._holder() is None:
+        print("the iterator's plan does not hold the slots")
+        sys.exit(1)
+    for plan in plans[:3]:
+        if eng.count(plan) != cpu.count(plan):
+            print("a count during an iteration differs")
+            sys.exit(1)
+    mine = set(map(tuple, _rows(first + list(it), plans[3].k).tolist()))
+    print(f"kept-plan iterator: {len(mine)} rows ok={mine == ref}", flush=True)
+    if mine != ref:
+        sys.exit(1)
+    # a directed graph whose longest row is an in-row: the local sets' bound counts it
+    G = nx.DiGraph([(v, 0) for v in range(1, 7)])
+    plan = prepare(G, nx.DiGraph([(1, 0), (2, 0)]), "mono")[0]
+    dp = _DevPlan(plan, np, eng._graph_arrays(plan.G))
+    if dp.longest < 6:
+        print("_DevPlan.longest misses in-rows:", dp.longest)
+        sys.exit(1)
 
 
 if __name__ == "__main__":

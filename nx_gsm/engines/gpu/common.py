@@ -439,15 +439,18 @@ class _KeptLaunch:
 
 
 class _Launches:
-    """Kept launches by call site (see :class:`_KeptLaunch`); Numba's launch under the simulator
-    or with ``NX_GSM_KEPT_LAUNCH=0``. ``kept`` counts the launches that took the kept path."""
+    """Kept launches by call site and kernel (see :class:`_KeptLaunch`): a site whose kernel
+    is specialised by the pattern's size keeps one per specialisation. Numba's launch under
+    the simulator or with ``NX_GSM_KEPT_LAUNCH=0``. ``kept`` counts the launches that took the
+    kept path."""
 
     def __init__(self):
         self._sites = {}
         self.kept = 0
 
     def __call__(self, site, dispatcher, grid, block, *args):
-        s = self._sites.get(site)
+        key = (site, id(dispatcher))
+        s = self._sites.get(key)
         if s is not None and s.d is dispatcher and s.launch(grid, block, args):
             self.kept += 1
             return
@@ -456,10 +459,10 @@ class _Launches:
         if _SIM or os.environ.get("NX_GSM_KEPT_LAUNCH", "1") == "0":
             return
         try:
-            self._sites[site] = _KeptLaunch(dispatcher, args)
+            self._sites[key] = _KeptLaunch(dispatcher, args)
         except Exception as exc:  # (any Numba version without these internals: its own path)
             log.debug("kept launches off for %s: %r", site, exc)
-            self._sites.pop(site, None)
+            self._sites.pop(key, None)
 
 
 def _kernel_adjacency(G, put, xp=np):
@@ -525,10 +528,87 @@ def _upload_mixed(arrays, xp):
     return [next(up) if isinstance(x, np.ndarray) else _kernel_array(x) for x in arrays]
 
 
-class _DevPlan:
-    """The plan's arrays on the device (padded so no kernel argument is empty)."""
+def _pow2(n):
+    return 1 << max(int(n) - 1, 0).bit_length()
 
-    def __init__(self, plan, xp, garrs, cut_part=None):
+
+class _PlanSlots:
+    """Kept device homes for the plan arrays of one engine's successive searches.
+
+    A search used to upload its 15 plan arrays as new device arrays: one packed copy, then a
+    Numba wrap of each (~25 us on an H200's host) and, at each launch site's first launch of
+    the plan, every one of them marshalled again (~8 us each; gpu/NOTES.md v23). Here each
+    array lives at a fixed offset of one kept device buffer as a view of a capacity shape made
+    once: a search packs its arrays into a kept host buffer, copies them with one
+    ``cudaMemcpy``, and the kept launches find the same objects as last time. Kernels read only
+    what the plan's ``k``, pointer arrays and counts address, never the capacity tails.
+
+    One plan holds the slots at a time (a weak reference to its :class:`_DevPlan`): a plan made
+    while the holder lives -- an iterator not yet exhausted -- is given None (its own arrays).
+    The copy is ordered after every kernel already launched on the legacy default stream
+    (where the engines launch and CuPy runs), so it never overwrites a plan still being read.
+    """
+
+    def __init__(self, xp):
+        self.xp = xp
+        self._holder = None
+        self._slots = []  # [offset, capacity bytes, view shape, kernel array] per plan array
+        self._dev = self._host = None
+        self.layouts = 0  # device buffers made (tests: a search that fits makes none)
+
+    def place(self, arrays, owner):
+        """Kernel arrays holding ``arrays`` (contiguous, non-empty NumPy arrays) for ``owner``,
+        or None while another owner holds the slots."""
+        if self._holder is not None and self._holder() is not None:
+            return None
+        if len(arrays) != len(self._slots) or any(
+                a.nbytes > sl[1] or a.dtype != sl[3].dtype or a.ndim != len(sl[2])
+                for a, sl in zip(arrays, self._slots)):
+            self._layout(arrays)
+        end = 0
+        for a, sl in zip(arrays, self._slots):
+            off = sl[0]
+            if a.shape[1:] != sl[2][1:]:  # another row width (a 2-D array): a new view
+                sl[2] = (sl[1] // (a.nbytes // max(a.shape[0], 1)),) + a.shape[1:]
+                sl[3] = self._view(off, a.dtype, sl[2])
+            self._host[off : off + a.nbytes] = a.reshape(-1).view(np.uint8)
+            end = max(end, off + a.nbytes)
+        if self.xp is np:
+            self._dev[:end] = self._host[:end]
+        else:
+            rt = self.xp.cuda.runtime
+            rt.memcpy(self._dev.data.ptr, self._host.ctypes.data, end, rt.memcpyHostToDevice)
+        self._holder = weakref.ref(owner)
+        return [sl[3] for sl in self._slots]
+
+    def _view(self, off, dtype, shape):
+        n = int(np.prod(shape)) * np.dtype(dtype).itemsize
+        return _kernel_array(self._dev[off : off + n].view(dtype).reshape(shape))
+
+    def _layout(self, arrays):
+        """Device and host buffers for ``arrays``, each slot a power of two of bytes at least
+        as large as before; the largest slots last, so a copy stops at the last used byte."""
+        old = self._slots if len(self._slots) == len(arrays) else [None] * len(arrays)
+        caps = [max(_pow2(max(a.nbytes, 256)), sl[1] if sl is not None else 0)
+                for a, sl in zip(arrays, old)]
+        offs, total = [0] * len(arrays), 0
+        for i in sorted(range(len(arrays)), key=lambda i: caps[i]):
+            offs[i] = total
+            total += caps[i]
+        self._dev = self.xp.empty(total, dtype=np.uint8)
+        self._host = np.empty(total, dtype=np.uint8)
+        self._slots = []
+        for a, off, cap in zip(arrays, offs, caps):
+            shape = (cap // (a.nbytes // max(a.shape[0], 1)),) + a.shape[1:]
+            self._slots.append([off, cap, shape, self._view(off, a.dtype, shape)])
+        self.layouts += 1
+
+
+class _DevPlan:
+    """The plan's arrays on the device (padded so no kernel argument is empty); in ``slots``
+    (:class:`_PlanSlots`) where given and free."""
+
+    def __init__(self, plan, xp, garrs, cut_part=None, slots=None):
         G = plan.G
 
         def h(x, dtype):
@@ -547,9 +627,12 @@ class _DevPlan:
                 h(plan.chk_out, np.int32), h(plan.chk_in, np.int32), h(plan.chk_peo, np.int32),
                 h(plan.chk_pei, np.int32), h(plan.drv_ptr, np.int32), h(plan.drv_j, np.int32),
                 h(plan.drv_dir, np.int32), h(eclass, np.int32), h(plan.eok, np.uint8)]
+        placed = None
+        if slots is not None and all(isinstance(x, np.ndarray) for x in host):
+            placed = slots.place(host, self)
         (self.order, self.cand_bits, self.cand_ptr, self.cand_flat, self.chk_ptr, self.chk_j,
          self.chk_out, self.chk_in, self.chk_peo, self.chk_pei, self.drv_ptr, self.drv_j,
-         self.drv_dir, self.eclass, self.eok) = _upload_mixed(host, xp)
+         self.drv_dir, self.eclass, self.eok) = placed or _upload_mixed(host, xp)
         self.indptr, self.indices, self.mult, self.in_indptr, self.in_indices = garrs
         # part id per data node for gmatch's DUPREMOVE filter (_dup_ok); size 0 turns it off
         cut = np.zeros(0, dtype=np.int32) if cut_part is None else \
@@ -587,6 +670,12 @@ def _host(a):
     if isinstance(a, np.ndarray):
         return a
     return a.get()
+
+
+def _host_copy(a):
+    """``a`` on the host, sharing no memory with it (``a`` may be a kept array under the
+    simulator, where device arrays are host arrays)."""
+    return np.array(a) if isinstance(a, np.ndarray) else a.get()
 
 
 @cuda.jit(device=True)

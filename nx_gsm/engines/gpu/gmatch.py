@@ -48,9 +48,9 @@ from numba import cuda, int8, int32, int64
 
 from ..base import UNLIMITED, PartialCount
 from . import faults
-from .common import (_DevPlan, _Launches, _ballot, _cand_at, _dup_ok, _exact_sum, _feasible, _host,
-                     _kernel_array, _local_cands, _pause, _quiet, _ring_take, _sim_reset,
-                     _wsync)
+from .common import (_DevPlan, _Launches, _PlanSlots, _ballot, _cand_at, _dup_ok, _exact_sum,
+                     _feasible, _host, _host_copy, _kernel_array, _local_cands, _pause, _pow2,
+                     _quiet, _ring_take, _sim_reset, _wsync)
 from .device import array_module, device_info, is_simulator, memory_budget
 
 __all__ = ["GMatchEngine", "KMAX_LIMIT", "kernel_resources"]
@@ -193,7 +193,7 @@ def _make_dfs_kernel(KMAX, W, wide):
     @cuda.jit
     def dfs(order, cand_bits, cand_ptr, cand_flat, chk_ptr, chk_j, chk_out, chk_in, chk_peo,
             chk_pei, drv_ptr, drv_j, drv_dir, indptr, indices, emult, in_indptr, in_indices,
-            eclass, eok, has_el, mono, directed, k, cut_part, pool, pool_len, n_pool, ctl,
+            eclass, eok, has_el, mono, directed, k, cut_part, pool, n_pool, ctl,
             q_rows, q_len, q_org, q_ready, q_cap, task_count, collect, stop_at, out, cap, steal):
         """gMatch Sec. 4.1-4.3, Alg. 2: warp-level batch DFS over the task pool.
 
@@ -229,7 +229,7 @@ def _make_dfs_kernel(KMAX, W, wide):
                 B[w, 0] = src
                 if src == 1:
                     B[w, 1] = idx
-                    B[w, 2] = pool_len[idx]
+                    B[w, 2] = pool.shape[1]
                     B[w, 3] = idx
                 elif src == 2:
                     idx = idx % q_cap  # ring slot
@@ -530,7 +530,7 @@ class GMatchEngine(faults.Recovery):
 
     name = "gmatch"
     # dropped after a device fault (faults.Recovery)
-    _device_caches = ("_gcache", "_qbufs", "_kept")
+    _device_caches = ("_gcache", "_qbufs", "_kept", "_slots", "_bufs")
 
     def __init__(self, *, pool_target=None, bfs_levels=None, out_capacity=None, steal=None,
                  queue_capacity=1 << 15, memory_budget=None, blocks=None, time_limit=None,
@@ -558,6 +558,8 @@ class GMatchEngine(faults.Recovery):
         self._gcache = None
         self._qbufs = None
         self._kept = None  # kept launches (common._Launches)
+        self._slots = None  # kept plan arrays (common._PlanSlots)
+        self._bufs = None  # kept small device arrays (_buf)
         self._faults = []
         self._plan = None
 
@@ -635,12 +637,11 @@ class GMatchEngine(faults.Recovery):
         k_rows = _kernel_array(rows)
         for _ in range(2):
             out = xp.empty((cap, L + 1), dtype=np.int32)
-            cnt = xp.zeros(1, dtype=np.int64)
+            cnt, k_cnt = self._buf("level_count", 1, np.int64)
             _sim_reset()
             self._launch("bfs_level", _bfs_level_kernel, blocks, 32 * _LEVEL_WPB, k_rows, L, n,
                          g, dp.drv_ptr, dp.drv_j, dp.drv_dir, dp.in_indptr, dp.cand_ptr,
-                         *dp.check_args(), dp.cut_part, _kernel_array(out), cap,
-                         _kernel_array(cnt))
+                         *dp.check_args(), dp.cut_part, _kernel_array(out), cap, k_cnt)
             size = int(cnt[0])
             if size <= cap:
                 return out[:size]
@@ -691,27 +692,29 @@ class GMatchEngine(faults.Recovery):
     def _dfs(self, dp, pool, collect=False, stop_at=None, cap=0, budget=UNLIMITED):
         """Run the DFS kernel over ``pool`` (n, L) rows.
 
-        Returns ``(ctl, task_count, out, stopped)``: the control block on the host, per-row counts
-        and the output buffer on the device, and why the search was stopped early (None, or
-        "budget" / "interrupted" when ``budget`` ended it; ``time_limit`` raises TimeoutError).
+        Returns ``(ctl, task_count, out, stopped)``: the control block and the per-row counts on
+        the host, the output buffer on the device, and why the search was stopped early (None,
+        or "budget" / "interrupted" when ``budget`` ended it; ``time_limit`` raises
+        TimeoutError).
         """
         xp = self.xp
         KMAX, W = _bucket(dp.k)
         kern = _dfs_kernel(KMAX, W, dp.wide)
         n_pool, L = pool.shape
         faults.point("dfs_buffers")
-        pool_len = xp.full(max(n_pool, 1), L, dtype=np.int32)
         if n_pool == 0:
             pool = xp.zeros((1, L), dtype=np.int32)
-        ctl = xp.zeros(N_CTL, dtype=np.int64)
+        ctl, k_ctl = self._buf("ctl", N_CTL, np.int64)
         qc = self.queue_capacity if self.steal else 1
         q_rows, q_len, q_org, q_ready = self._queue(qc, KMAX)
-        task_count = xp.zeros(max(n_pool, 1), dtype=np.int64)
+        task_count, k_tc = self._buf("task_count", max(n_pool, 1), np.int64)
         if collect:
             faults.point("output")
-        # never read past the rows the kernel reserved, so not zero-filled (a 256 MB memset)
-        out = xp.empty((max(cap, 1), dp.k), dtype=np.int32) if collect else \
-            xp.zeros((1, dp.k), dtype=np.int32)
+            # never read past the rows the kernel reserved, so not zero-filled (a 256 MB memset)
+            out = xp.empty((max(cap, 1), dp.k), dtype=np.int32)
+            k_out = _kernel_array(out)
+        else:  # not written without collect
+            out, k_out = self._buf("no_output", (1, KMAX_LIMIT), np.int32, zero=False)
         stop = _INF if stop_at is None else int(stop_at)
         _sim_reset()
         if _SIM:
@@ -720,30 +723,27 @@ class GMatchEngine(faults.Recovery):
             if not kern.overloads:
                 # compile with a launch over an empty pool; the grid size needs its resources
                 with _quiet():
-                    kern[1, 32 * W](*dp.dfs_args(), _kernel_array(pool),
-                                    _kernel_array(pool_len), 0,
+                    kern[1, 32 * W](*dp.dfs_args(), _kernel_array(pool), 0,
                                     _kernel_array(xp.zeros(N_CTL, dtype=np.int64)), q_rows,
-                                    q_len, q_org, q_ready, qc, _kernel_array(task_count), 0,
-                                    _INF, _kernel_array(out), 0, 0)
+                                    q_len, q_org, q_ready, qc, k_tc, 0, _INF, k_out, 0, 0)
             blocks = self._grid(kern, W)
         t0 = time.perf_counter()
         faults.point("launch")
-        self._launch("dfs", kern, blocks, 32 * W, *dp.dfs_args(), _kernel_array(pool),
-                     _kernel_array(pool_len), n_pool, _kernel_array(ctl), q_rows, q_len, q_org,
-                     q_ready, qc, _kernel_array(task_count), int(bool(collect)), stop,
-                     _kernel_array(out), int(cap), int(self.steal))
+        self._launch("dfs", kern, blocks, 32 * W, *dp.dfs_args(), _kernel_array(pool), n_pool,
+                     k_ctl, q_rows, q_len, q_org, q_ready, qc, k_tc, int(bool(collect)), stop,
+                     k_out, int(cap), int(self.steal))
         t_launch = time.perf_counter() - t0
         stopped = None
         if not _SIM and (self.time_limit is not None or budget is not UNLIMITED):
             stopped = self._wait(ctl, task_count, n_pool, budget)
-        ctl_h = _host(ctl)
+        ctl_h, tc_h = _host_copy(ctl), _host_copy(task_count[:n_pool])
         self.last_stats.update(blocks=int(blocks), warps_per_block=W, kmax=KMAX, wide=dp.wide,
                                donated=int(ctl_h[C_DONATED]), stolen=int(ctl_h[C_STOLEN]),
                                t_dfs_launch=t_launch, t_dfs=time.perf_counter() - t0)
         if stopped == "time_limit":
             self.last_stats["timed_out"] = True
             raise TimeoutError(f"gmatch: search stopped after time_limit={self.time_limit} s")
-        return ctl_h, task_count[:n_pool], out, stopped
+        return ctl_h, tc_h, out, stopped
 
     def _launch(self, site, kern, blocks, threads, *args):
         """Launch ``kern`` through the engine's kept launches: a call site's later launches
@@ -751,6 +751,26 @@ class GMatchEngine(faults.Recovery):
         if self._kept is None:
             self._kept = _Launches()
         self._kept(site, kern, blocks, threads, *args)
+
+    def _buf(self, name, shape, dtype, zero=True):
+        """A kept device array for ``name`` of at least ``shape`` (rows by powers of two), its
+        first ``shape[0]`` rows zeroed unless ``zero`` is False: (a CuPy view of ``shape``, the
+        kernel array of all of it). Kernels bound these arrays by counts, not shapes, so one
+        kernel array -- marshalled once by the kept launches -- serves every launch instead of
+        an allocation, a wrap and a marshalling each (gpu/NOTES.md v24). Valid until the next
+        call for ``name``: each use reads it back before returning."""
+        shape = (shape,) if isinstance(shape, int) else tuple(shape)
+        if self._bufs is None:
+            self._bufs = {}
+        got = self._bufs.get(name)
+        if got is None or got[0].shape[0] < shape[0] or got[0].shape[1:] != shape[1:] \
+                or got[0].dtype != dtype:
+            a = self.xp.zeros((_pow2(shape[0]),) + shape[1:], dtype=dtype)
+            got = self._bufs[name] = (a, _kernel_array(a))
+        view = got[0][: shape[0]]
+        if zero:
+            view.fill(0)
+        return view, got[1]
 
     def _queue(self, qc, KMAX):
         """The donation ring (rows, lengths, origins, generations), zeroed: kept between launches
@@ -833,9 +853,7 @@ class GMatchEngine(faults.Recovery):
         self.last_stats = {"host_levels": levels, "t_host_bfs": t1 - t0, "k": plan.k}
         dp = None
         if L < plan.k and rows.shape[0]:
-            garrs = self._graph_arrays(plan.G)
-            faults.point("plan_upload")
-            dp = _DevPlan(plan, self.xp, garrs)
+            dp = self._dev_plan(plan, point="plan_upload")
             t2 = time.perf_counter()
             rows, L = self._bfs(dp, rows, target, L, levels)
             self.last_stats.update(t_upload=t2 - t1, t_bfs=time.perf_counter() - t2)
@@ -957,8 +975,15 @@ class GMatchEngine(faults.Recovery):
             raise ValueError(f"cut_part needs the device search (patterns of at most "
                              f"{KMAX_LIMIT} nodes); the CPU engine has no DUPREMOVE filter")
 
-    def _dev_plan(self, plan, cut_part=None):
-        return _DevPlan(plan, self.xp, self._graph_arrays(plan.G), cut_part)
+    def _dev_plan(self, plan, cut_part=None, point=None):
+        """The plan on the device, in the engine's kept slots when no other plan holds them
+        (``point``: the fault point between the graph's upload and the plan's)."""
+        garrs = self._graph_arrays(plan.G)
+        if point:
+            faults.point(point)
+        if self._slots is None:
+            self._slots = _PlanSlots(self.xp)
+        return _DevPlan(plan, self.xp, garrs, cut_part, self._slots)
 
     def _pool(self, dp, rows, t0=None):
         xp = self.xp
