@@ -159,8 +159,10 @@ def kept_plan_cases(rnd, nm):
     and every iterated row set equals the CPU engine's."""
     import numpy as np
 
+    from nx_gsm.engines.gpu import clear_device_caches
     from nx_gsm.engines.gpu.common import _DevPlan
 
+    clear_device_caches()  # the slots are the thread's: start them here
     eng = GMatchEngine(blocks=1, host_rows=0, pool_target=2, out_capacity=4, steal=False)
     cpu = CpuEngine()
     em = iso.categorical_edge_match("w", None)
@@ -207,6 +209,13 @@ def kept_plan_cases(rnd, nm):
     mine = set(map(tuple, _rows(first + list(it), plans[3].k).tolist()))
     print(f"kept-plan iterator: {len(mine)} rows ok={mine == ref}", flush=True)
     if mine != ref:
+        sys.exit(1)
+    # another engine object of this thread: the same slots, nothing laid out again
+    other = GMatchEngine(blocks=1, host_rows=0, pool_target=2, steal=False)
+    layouts = eng._slots.layouts
+    if other._slots is not eng._slots or other.count(plans[2]) != cpu.count(plans[2]) or \
+            other._slots.layouts != layouts:
+        print("a second engine object did not share the thread's slots")
         sys.exit(1)
     # a directed graph whose longest row is an in-row: the local sets' bound counts it
     G = nx.DiGraph([(v, 0) for v in range(1, 7)])

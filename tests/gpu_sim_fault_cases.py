@@ -65,6 +65,7 @@ def search_cases(name):
     for site in SITES[name]:
         for kind in ("oom", "launch"):
             for skip in skips:
+                faults.clear_device_caches()  # nothing kept from the last case: every site runs
                 eng = make_engine(name)
                 arm = dict(times=None if skip == 0 else 1, skip=skip)
                 with faults.inject(site, kind, **arm):

@@ -36,6 +36,10 @@ def case():
 def _used():
     import cupy
 
+    from nx_gsm.engines.gpu import faults
+
+    # the engines' per-thread caches (faults.thread_cache) are kept on purpose: not a leak
+    faults.clear_device_caches()
     gc.collect()
     return cupy.get_default_memory_pool().used_bytes()
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import importlib
 
 from .device import device_reason
+from .faults import clear_device_caches
 
-__all__ = ["device_reason", "ENGINES", "load_engines", "ENGINE_MODULES"]
+__all__ = ["device_reason", "ENGINES", "load_engines", "ENGINE_MODULES", "clear_device_caches"]
 
 # engine name -> (module, class); a module that fails to import leaves its engine unavailable
 ENGINE_MODULES = {

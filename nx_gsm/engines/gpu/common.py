@@ -487,15 +487,16 @@ def _graph_to_device(G, xp):
     return _kernel_adjacency(G, lambda x: _kernel_array(xp.asarray(x)))
 
 
-def _cached_graph_arrays(cache, G, xp):
+def _cached_graph_arrays(cache, G, xp, on_dead=None):
     """``G``'s adjacency on the device and the cache to keep: ``cache`` is ``(weakref to G,
-    arrays)`` or None, reused when it holds ``G`` (queries over one data graph upload it once)."""
+    arrays)`` or None, reused when it holds ``G`` (queries over one data graph upload it once);
+    ``on_dead``: the new weak reference's callback."""
     if cache is not None and cache[0]() is G:
         return cache[1], cache
     faults.point("graph_upload")
     arrs = _graph_to_device(G, xp)
     try:
-        return arrs, (weakref.ref(G), arrs)
+        return arrs, (weakref.ref(G, on_dead), arrs)
     except TypeError:  # a graph object without weak references: not cached
         return arrs, None
 

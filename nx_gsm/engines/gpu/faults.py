@@ -25,7 +25,8 @@ import threading
 import weakref
 
 __all__ = ["SITES", "InjectedOutOfMemory", "InjectedLaunchError", "inject", "point",
-           "device_errors", "is_oom", "hits", "release_device_memory", "Recovery"]
+           "device_errors", "is_oom", "hits", "release_device_memory", "Recovery",
+           "clear_device_caches"]
 
 log = logging.getLogger("nx_gsm.gpu")
 
@@ -134,6 +135,49 @@ def release_device_memory():
         pass
 
 
+class _PerThread(threading.local):
+    def __init__(self):
+        self.caches = {}
+
+
+_PER_THREAD = _PerThread()
+
+
+def thread_cache(name):
+    """A GPU engine attribute kept per thread and shared by every engine object of the thread.
+
+    The API makes an engine object per call, so caches held by the object -- the data graph on
+    the device, kept launches, the kept plan slots and buffers -- were made again on every
+    call (~0.7 ms of a yeast-16 count on an H200, gpu/NOTES.md v24). Shared per thread they
+    outlive the object; per thread, because an engine's launches and caches are not made for
+    two threads at once. :meth:`Recovery._recover` sets them to None after a fault (the
+    thread's engines then make them again); :func:`clear_device_caches` drops them."""
+    def get(self):
+        return _PER_THREAD.caches.get(name)
+
+    def put(self, value):
+        _PER_THREAD.caches[name] = value
+
+    return property(get, put, doc=f"per-thread device cache {name!r} (faults.thread_cache)")
+
+
+def clear_device_caches():
+    """Drop this thread's device caches (the data graph, kept launches, plan slots and
+    buffers) and give the memory pools' free blocks back to the device."""
+    _PER_THREAD.caches.clear()
+    release_device_memory()
+
+
+def _forget_graph(store):
+    """Weak-reference callback: the cached graph died, so its device arrays go too (they are
+    the cache's alone) instead of waiting for the next graph."""
+    def dead(ref):
+        got = store.get("graph")
+        if got is not None and got[0] is ref:
+            store.pop("graph", None)
+    return dead
+
+
 class Recovery:
     """The device-fault policy of a GPU engine (mixed into gmatch, gsi and geneva).
 
@@ -147,18 +191,21 @@ class Recovery:
     """
 
     _device_caches = ("_gcache",)
+    _gcache = thread_cache("graph")  # (weak reference to the data graph, its device arrays)
 
     def _graph_arrays(self, G):
-        """``G``'s adjacency on the device, uploaded once per data graph (kept in ``_gcache``)."""
+        """``G``'s adjacency on the device, uploaded once per data graph and thread (kept in
+        ``_gcache``, shared by the thread's GPU engines)."""
         from .common import _cached_graph_arrays
 
-        arrs, self._gcache = _cached_graph_arrays(self._gcache, G, self.xp)
+        arrs, self._gcache = _cached_graph_arrays(self._gcache, G, self.xp,
+                                                  _forget_graph(_PER_THREAD.caches))
         return arrs
 
     def adopt_graph(self, G, arrays):
         """Take ``arrays`` (kernel-ready, as ``common._graph_to_device`` makes them) as ``G``'s
         device adjacency: the partitioned engine uploads the next part while one is searched."""
-        self._gcache = (weakref.ref(G), tuple(arrays))
+        self._gcache = (weakref.ref(G, _forget_graph(_PER_THREAD.caches)), tuple(arrays))
 
     def _recover(self, exc):
         """After a device fault: drop what this engine holds on the device and note it; True

@@ -506,7 +506,6 @@ class GenevaEngine(faults.Recovery):
         self.blocks = blocks
         self.format_stats = bool(format_stats)
         self.last_stats = {}
-        self._gcache = None
         self._ecache = None
         self._fcache = None
 

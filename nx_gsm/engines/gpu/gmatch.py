@@ -531,6 +531,11 @@ class GMatchEngine(faults.Recovery):
     name = "gmatch"
     # dropped after a device fault (faults.Recovery)
     _device_caches = ("_gcache", "_qbufs", "_kept", "_slots", "_bufs")
+    # per thread, shared by the thread's gmatch engines (faults.thread_cache)
+    _qbufs = faults.thread_cache("gmatch_ring")  # the donation ring (_queue)
+    _kept = faults.thread_cache("gmatch_launches")  # kept launches (common._Launches)
+    _slots = faults.thread_cache("gmatch_plan")  # kept plan arrays (common._PlanSlots)
+    _bufs = faults.thread_cache("gmatch_buffers")  # kept small device arrays (_buf)
 
     def __init__(self, *, pool_target=None, bfs_levels=None, out_capacity=None, steal=None,
                  queue_capacity=1 << 15, memory_budget=None, blocks=None, time_limit=None,
@@ -555,11 +560,6 @@ class GMatchEngine(faults.Recovery):
         self.blocks = blocks
         self.time_limit = time_limit
         self.last_stats = {}
-        self._gcache = None
-        self._qbufs = None
-        self._kept = None  # kept launches (common._Launches)
-        self._slots = None  # kept plan arrays (common._PlanSlots)
-        self._bufs = None  # kept small device arrays (_buf)
         self._faults = []
         self._plan = None
 

@@ -452,7 +452,6 @@ class GsiEngine(faults.Recovery):
         self.t_sn = float(t_sn)
         self.t_kl = float(t_kl)
         self.last_stats = {}
-        self._gcache = None
         self._pcache = None
         self._gm = None
 
