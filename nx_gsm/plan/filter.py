@@ -104,7 +104,10 @@ def _refine(cand, h_ptr, h_idx, directed, hmult, indptr, indices, mult, in_indpt
     """Arc consistency to a fixpoint: drop v from cand[u] when no edge of v (in the rule's
     direction) reaches a candidate of w through a compatible edge. Scans stop at the first hit.
     With ``lists``, each rule walks u's candidate list (compacted as nodes drop out) instead of
-    every data node; the order of visits, and so every round, is the same either way."""
+    every data node; the order of visits, and so every round, is the same either way. A rule
+    whose source w lost no candidate since the rule last ran is skipped: u's set has only
+    shrunk since, so it would drop nothing (each round's result is the same; the last round,
+    which only confirms the fixpoint, mostly skips)."""
     k, n = cand.shape
     # one rule per pattern edge and direction: (target u, source w, pattern entry, in-list?),
     # each edge's in-list rule right after its out-list rule
@@ -132,10 +135,15 @@ def _refine(cand, h_ptr, h_idx, directed, hmult, indptr, indices, mult, in_indpt
                     lst[off[u] + c] = v
                     c += 1
             cnt[u] = c
+    lost = np.zeros(k, dtype=np.int64)  # candidates dropped from each pattern node so far
+    seen = np.full(rules.shape[0], -1, dtype=np.int64)  # lost[w] when rule r last ran
     for _ in range(rounds):
         changed = False
         for r in range(rules.shape[0]):
             u, w, pe, incoming = rules[r, 0], rules[r, 1], rules[r, 2], rules[r, 3]
+            if seen[r] == lost[w]:
+                continue
+            seen[r] = lost[w]  # (u != w: pattern self-loops are not in the CSR)
             need = hmult[pe]
             if incoming:
                 ptr, idx, em, cls = in_indptr, in_indices, in_mult, in_cls
@@ -158,6 +166,7 @@ def _refine(cand, h_ptr, h_idx, directed, hmult, indptr, indices, mult, in_indpt
                         kept += 1
                 else:
                     cand[u, v] = 0
+                    lost[u] += 1
                     changed = True
             if lists:
                 cnt[u] = kept
