@@ -160,7 +160,7 @@ class GsmGraph:
         """The longest adjacency row, out or in (distinct neighbours): the bound on a local
         candidate set that the GPU engines size buffers and offsets by. Cached (the graph is
         immutable)."""
-        if self._max_degree is None:
+        if getattr(self, "_max_degree", None) is None:  # (a pickle from before the cache)
             rows = (self.indptr, self.in_indptr) if self.directed else (self.indptr,)
             self._max_degree = max((int(np.diff(p).max()) for p in rows if p.size > 1),
                                    default=0)

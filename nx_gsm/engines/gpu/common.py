@@ -534,7 +534,8 @@ def _pow2(n):
 
 
 class _PlanSlots:
-    """Kept device homes for the plan arrays of one engine's successive searches.
+    """Kept device homes for the plan arrays of successive searches (gmatch keeps one per
+    thread, :func:`faults.thread_cache`).
 
     A search used to upload its 15 plan arrays as new device arrays: one packed copy, then a
     Numba wrap of each (~25 us on an H200's host) and, at each launch site's first launch of

@@ -746,7 +746,7 @@ class GMatchEngine(faults.Recovery):
         return ctl_h, tc_h, out, stopped
 
     def _launch(self, site, kern, blocks, threads, *args):
-        """Launch ``kern`` through the engine's kept launches: a call site's later launches
+        """Launch ``kern`` through the thread's kept launches: a call site's later launches
         re-marshal only the arguments that changed (the next BFS level's rows; not the plan)."""
         if self._kept is None:
             self._kept = _Launches()
@@ -976,7 +976,7 @@ class GMatchEngine(faults.Recovery):
                              f"{KMAX_LIMIT} nodes); the CPU engine has no DUPREMOVE filter")
 
     def _dev_plan(self, plan, cut_part=None, point=None):
-        """The plan on the device, in the engine's kept slots when no other plan holds them
+        """The plan on the device, in the thread's kept slots when no other plan holds them
         (``point``: the fault point between the graph's upload and the plan's)."""
         garrs = self._graph_arrays(plan.G)
         if point:
