@@ -571,7 +571,7 @@ class _PlanSlots:
         for a, sl in zip(arrays, self._slots):
             off = sl[0]
             if a.shape[1:] != sl[2][1:]:  # another row width (a 2-D array): a new view
-                sl[2] = (sl[1] // (a.nbytes // max(a.shape[0], 1)),) + a.shape[1:]
+                sl[2] = self._shape(a, sl[1])
                 sl[3] = self._view(off, a.dtype, sl[2])
             self._host[off : off + a.nbytes] = a.reshape(-1).view(np.uint8)
             end = max(end, off + a.nbytes)
@@ -582,6 +582,12 @@ class _PlanSlots:
             rt.memcpy(self._dev.data.ptr, self._host.ctypes.data, end, rt.memcpyHostToDevice)
         self._holder = weakref.ref(owner)
         return [sl[3] for sl in self._slots]
+
+    @staticmethod
+    def _shape(a, cap):
+        """The view shape of a slot of ``cap`` bytes for arrays like ``a``: as many rows of
+        ``a``'s width as fit."""
+        return (cap // (a.nbytes // max(a.shape[0], 1)),) + a.shape[1:]
 
     def _view(self, off, dtype, shape):
         n = int(np.prod(shape)) * np.dtype(dtype).itemsize
@@ -601,7 +607,7 @@ class _PlanSlots:
         self._host = np.empty(total, dtype=np.uint8)
         self._slots = []
         for a, off, cap in zip(arrays, offs, caps):
-            shape = (cap // (a.nbytes // max(a.shape[0], 1)),) + a.shape[1:]
+            shape = self._shape(a, cap)
             self._slots.append([off, cap, shape, self._view(off, a.dtype, shape)])
         self.layouts += 1
 
