@@ -86,9 +86,11 @@ def main():
     wide_kw = {"pool_target": 1 << 20, "host_rows": 1 << 20, "steal": False}
     check(nx.complete_graph(40), nx.path_graph(3), "mono", "host-wide", wide_kw)
     eng = GMatchEngine(blocks=1, **wide_kw)
-    eng.count(prepare(nx.complete_graph(40), nx.path_graph(3), "mono")[0])
-    if eng.last_stats["host_levels"] != 2 or "t_upload" in eng.last_stats:
-        print("the wide host levels did not finish the search:", eng.last_stats)
+    got = eng.count(prepare(nx.complete_graph(40), nx.path_graph(3), "mono")[0])
+    if eng.last_stats["host_levels"] != 2 or "t_upload" in eng.last_stats or \
+            not eng.last_stats.get("host_counted") or got != 40 * 39 * 38:
+        print("the wide host levels did not finish the search (its last level counted):",
+              got, eng.last_stats)
         sys.exit(1)
     # host_rows=0: every prefix level on the GPU's BFS kernels
     P5 = nx.path_graph(5)

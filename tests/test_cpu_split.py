@@ -200,3 +200,15 @@ def test_expand_small_equals_expand_and_respects_cap(cls, n):
             assert levels == 1 and np.array_equal(one, cpu._expand(P, roots))
             small, levels = cpu.host_levels(P, roots, 2, plan.k, threads, wide)  # under the cap
             assert small.shape[0] < 2 or levels == 0
+            # count_last: the same levels, the last one counted and not written; a frontier
+            # whose last level passes the cap (or a level budget that stops short) is left
+            front, levels, last = cpu.host_levels(P, roots, 10**6, plan.k, threads, wide,
+                                                  count_last=True)
+            assert levels == plan.k - 1 and last == rows.shape[0]
+            assert front.shape[1] == plan.k - 1
+            short, levels, last = cpu.host_levels(P, roots, 10**6, plan.k - 2, threads, wide,
+                                                  count_last=True)
+            assert last is None and levels == plan.k - 2 and short.shape[1] == plan.k - 1
+            if rows.shape[0] > 1 and front.shape[0] > 0:
+                assert cpu.count_level(P, front, rows.shape[0], threads, wide) == rows.shape[0]
+                assert cpu.count_level(P, front, rows.shape[0] - 1, threads, wide) is None

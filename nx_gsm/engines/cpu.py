@@ -287,19 +287,9 @@ def expand_small(P, prefixes, cap):
 
 
 @njit(cache=True, parallel=True)
-def expand_wide(P, prefixes, cap, blocks, slack=64):
-    """:func:`expand_small` over ``blocks`` contiguous blocks of rows at once (a count pass,
-    then each block writes at its offset: the same rows in the same order); returns ``(rows,
-    fits)``, ``fits`` False (and no rows) past ``cap`` rows. For levels of hundreds of rows and
-    more, where one thread was most of a narrow, deep search's time on the GPU machine (yeast
-    dense_16_5: 7.3 of 11.8 ms, v22).
-
-    A level past ``cap`` is known without counting it all: each block first counts up to
-    twice its share of ``cap`` (by rows) plus ``slack``; past ``cap`` in all, the level does
-    not fit, and only the blocks that reached their share are counted on. A block counting up
-    to ``cap`` itself made an overflowing level cost every block's whole count (yeast
-    sparse_16_16: 28 ms of one thread's work on a 92,000-row level that gmatch's GPU then
-    expanded again)."""
+def _wide(P, prefixes, cap, blocks, slack, write):
+    """:func:`expand_wide`'s passes: ``(rows, fits, size)``; without ``write`` the level is
+    only counted (no rows)."""
     t, depth = prefixes.shape
     counts = np.zeros(blocks + 1, dtype=np.int64)
     share = np.empty(blocks, dtype=np.int64)
@@ -317,12 +307,45 @@ def expand_wide(P, prefixes, cap, blocks, slack=64):
                                        dummy, 0, False, cap)
     offs = np.cumsum(counts)
     fits = offs[-1] <= cap
-    out = np.empty((offs[-1] if fits else 0, depth + 1), dtype=np.int32)
-    if fits:  # (one return: Numba's parallel array analysis rejects an optional array)
+    out = np.empty((offs[-1] if fits and write else 0, depth + 1), dtype=np.int32)
+    if fits and write:  # (one return: Numba's parallel array analysis rejects an optional array)
         for b in prange(blocks):
             _block(P, prefixes, b * t // blocks, (b + 1) * t // blocks, out, offs[b], True,
                    cap)
-    return out, fits
+    return out, fits, offs[-1]
+
+
+def expand_wide(P, prefixes, cap, blocks, slack=64):
+    """:func:`expand_small` over ``blocks`` contiguous blocks of rows at once (a count pass,
+    then each block writes at its offset: the same rows in the same order); returns ``(rows,
+    fits)``, ``fits`` False (and no rows) past ``cap`` rows. For levels of hundreds of rows and
+    more, where one thread was most of a narrow, deep search's time on the GPU machine (yeast
+    dense_16_5: 7.3 of 11.8 ms, v22).
+
+    A level past ``cap`` is known without counting it all: each block first counts up to
+    twice its share of ``cap`` (by rows) plus ``slack``; past ``cap`` in all, the level does
+    not fit, and only the blocks that reached their share are counted on. A block counting up
+    to ``cap`` itself made an overflowing level cost every block's whole count (yeast
+    sparse_16_16: 28 ms of one thread's work on a 92,000-row level that gmatch's GPU then
+    expanded again)."""
+    out, fits, _ = _wide(P, prefixes, cap, blocks, slack, True)
+    return out, bool(fits)
+
+
+def count_level(P, prefixes, cap, threads=1, wide_rows=None):
+    """The number of feasible extensions of ``prefixes`` -- a count's last level, where no row
+    is needed --, or None past ``cap``: :func:`expand_wide`'s count pass alone (on ``threads``
+    threads from ``wide_rows`` rows on), or :func:`expand_small`'s without its writes.
+    Writing a level costs a second pass over it (or one row write per match), so a count
+    that the host levels finish took up to twice its last level's time (gpu/NOTES.md v25)."""
+    n = prefixes.shape[0]
+    wide_rows = WIDE_ROWS if wide_rows is None else wide_rows
+    if threads > 1 and n >= wide_rows:
+        _, fits, size = _wide(P, prefixes, cap, max(1, min(n // 32, 8 * threads)), 64, False)
+        return int(size) if fits else None
+    size = _block(P, prefixes, 0, n, np.empty((1, prefixes.shape[1] + 1), dtype=np.int32), 0,
+                  False, cap)
+    return int(size) if size <= cap else None
 
 
 # frontier rows from which a host level is expanded by all threads (a parallel region costs
@@ -352,7 +375,7 @@ def _narrow_levels(P, rows, cap, max_levels, wide_rows, prev):
     return rows, levels, prev, True
 
 
-def host_levels(P, rows, cap, max_levels, threads=1, wide_rows=WIDE_ROWS):
+def host_levels(P, rows, cap, max_levels, threads=1, wide_rows=WIDE_ROWS, count_last=False):
     """Up to ``max_levels`` levels from ``rows`` while they hold fewer than ``cap`` rows
     (frontiers of ``wide_rows`` rows or more on ``threads`` threads); returns ``(rows,
     levels)``. A level that the last growth factor puts past twice ``cap`` is not tried: a
@@ -360,7 +383,26 @@ def host_levels(P, rows, cap, max_levels, threads=1, wide_rows=WIDE_ROWS):
     is uneven -- yeast's dense_16_5 grows 8x, then 2x, then 0.5x --, so a tighter guess stops
     levels that fit.) The narrow levels run in one compiled call; a wide one is called from
     here, as Numba's parallel functions are launched from Python (called from another compiled
-    function, one crashed a process now and then here)."""
+    function, one crashed a process now and then here).
+
+    With ``count_last`` the search's last level, when it is due, is counted, not written
+    (:func:`count_level`): returns ``(rows, levels, matches)``, ``matches`` None unless that
+    level was counted (``rows`` are then the frontier it was counted from)."""
+    k = P[0].size
+    most = max_levels if not count_last else min(max_levels, k - 1 - rows.shape[1])
+    rows, levels, prev = _levels(P, rows, cap, most, threads, wide_rows)
+    if not count_last:
+        return rows, levels
+    n = rows.shape[0]
+    if rows.shape[1] != k - 1 or levels >= max_levels or not 0 < n < cap or \
+            (prev > 0 and n * n > 2 * cap * prev):
+        return rows, levels, None
+    last = count_level(P, rows, cap, threads, wide_rows)
+    return rows, levels + (last is not None), last
+
+
+def _levels(P, rows, cap, max_levels, threads, wide_rows):
+    """:func:`host_levels`' levels: ``(rows, levels, the previous frontier's size)``."""
     if threads <= 1:
         wide_rows = cap
     levels, prev = 0, 0
@@ -369,11 +411,11 @@ def host_levels(P, rows, cap, max_levels, threads=1, wide_rows=WIDE_ROWS):
                                                 prev)
         levels += done
         if stop:
-            return rows, levels
+            return rows, levels, prev
         n = rows.shape[0]
         wide, fits = expand_wide(P, rows, cap, max(1, min(n // 32, 8 * threads)))
         if not fits:
-            return rows, levels
+            return rows, levels, prev
         prev, rows, levels = n, wide, levels + 1
 
 

@@ -650,24 +650,30 @@ class GMatchEngine(faults.Recovery):
             cap = size
         raise AssertionError("unreachable: the second run's buffer holds the level")
 
-    def _host_prefix(self, plan, roots, target):
+    def _host_prefix(self, plan, roots, target, count=False):
         """The first BFS levels on the host while they stay under ``host_rows`` rows (and
         ``target``): a GPU level costs 0.3-1 ms of launch and synchronisation whatever its size
         (gpu/NOTES.md v23), the CPU engine's expansion ~0.3 us per row on one thread (levels
         of ``cpu.WIDE_ROWS`` rows and more use every host thread).
-        Returns host rows, their depth and the levels done; device-resident plans start on the
+        Returns host rows, their depth, the levels done and, with ``count``, the number of
+        matches when the host counted the last level (else None; ``host_levels``'
+        ``count_last``: its rows are never written); device-resident plans start on the
         device."""
         if not isinstance(plan.cand_flat, np.ndarray) or getattr(plan.G, "on_device", False):
-            return roots.reshape(-1, 1), 1, 0
+            return roots.reshape(-1, 1), 1, 0, None
         rows = np.ascontiguousarray(roots, dtype=np.int32).reshape(-1, 1)
         cap = min(self.host_rows, target)
         most = plan.k if self.bfs_levels is None else self.bfs_levels
         if plan.k < 2 or not 0 < rows.shape[0] < cap or most < 1:
-            return rows, 1, 0
+            return rows, 1, 0, None
         from ..cpu import host_levels, plan_arrays
 
-        rows, levels = host_levels(plan_arrays(plan), rows, cap, most, numba.get_num_threads())
-        return np.ascontiguousarray(rows), 1 + levels, levels
+        got = host_levels(plan_arrays(plan), rows, cap, most, numba.get_num_threads(),
+                          count_last=count)
+        rows, levels, last = got if count else got + (None,)
+        if last is not None:
+            return None, plan.k, levels, last
+        return np.ascontiguousarray(rows), 1 + levels, levels, None
 
     def _bfs(self, dp, roots, target, L=1, levels=0):
         """Initialisation phase: expand ``roots`` (rows of depth ``L``, after ``levels`` levels)
@@ -841,16 +847,21 @@ class GMatchEngine(faults.Recovery):
                     stopped = "interrupted"
 
     # -- public protocol ------------------------------------------------------------------------
-    def _prepare(self, plan):
+    def _prepare(self, plan, count=False):
         """Device plan, task pool and its depth; the device plan is None when the host prefix
-        (:meth:`_host_prefix`) reached the last depth: its rows are then every match."""
+        (:meth:`_host_prefix`) reached the last depth: its rows are then every match -- or,
+        with ``count``, the "rows" may be the number of matches (an int) when the host counted
+        the last level."""
         t0 = time.perf_counter()
         KMAX, W = _bucket(plan.k)
         target = self._default_pool_target(W)
-        rows, L, levels = self._host_prefix(
-            plan, plan.cand_flat[plan.cand_ptr[0] : plan.cand_ptr[1]], target)
+        rows, L, levels, last = self._host_prefix(
+            plan, plan.cand_flat[plan.cand_ptr[0] : plan.cand_ptr[1]], target, count)
         t1 = time.perf_counter()
         self.last_stats = {"host_levels": levels, "t_host_bfs": t1 - t0, "k": plan.k}
+        if last is not None:
+            self.last_stats.update(pool_rows=0, pool_depth=int(L), host_counted=True)
+            return None, last, L
         dp = None
         if L < plan.k and rows.shape[0]:
             dp = self._dev_plan(plan, point="plan_upload")
@@ -871,7 +882,9 @@ class GMatchEngine(faults.Recovery):
         return self._count_recovering(self._count, plan, limit, budget)
 
     def _count(self, plan, limit, budget):
-        dp, rows, L = self._prepare(plan)
+        dp, rows, L = self._prepare(plan, count=True)
+        if isinstance(rows, int):
+            return rows if limit is None else min(rows, limit)
         if L == plan.k or rows.shape[0] == 0:
             n = int(rows.shape[0])
             return n if limit is None else min(n, limit)
