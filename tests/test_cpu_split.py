@@ -209,6 +209,9 @@ def test_expand_small_equals_expand_and_respects_cap(cls, n):
             short, levels, last = cpu.host_levels(P, roots, 10**6, plan.k - 2, threads, wide,
                                                   count_last=True)
             assert last is None and levels == plan.k - 2 and short.shape[1] == plan.k - 1
-            if rows.shape[0] > 1 and front.shape[0] > 0:
-                assert cpu.count_level(P, front, rows.shape[0], threads, wide) == rows.shape[0]
-                assert cpu.count_level(P, front, rows.shape[0] - 1, threads, wide) is None
+            # from the last frontier: a cap the count reaches, and one it passes
+            if 0 < front.shape[0] < rows.shape[0] - 1:
+                for cap, want in ((rows.shape[0] + 1, rows.shape[0]), (rows.shape[0] - 1, None)):
+                    _, levels, last = cpu.host_levels(P, front, cap, 1, threads, wide,
+                                                      count_last=True)
+                    assert last == want and levels == (want is not None)

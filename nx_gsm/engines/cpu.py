@@ -332,47 +332,39 @@ def expand_wide(P, prefixes, cap, blocks, slack=64):
     return out, bool(fits)
 
 
-def count_level(P, prefixes, cap, threads=1, wide_rows=None):
-    """The number of feasible extensions of ``prefixes`` -- a count's last level, where no row
-    is needed --, or None past ``cap``: :func:`expand_wide`'s count pass alone (on ``threads``
-    threads from ``wide_rows`` rows on), or :func:`expand_small`'s without its writes.
-    Writing a level costs a second pass over it (or one row write per match), so a count
-    that the host levels finish took up to twice its last level's time (gpu/NOTES.md v25)."""
-    n = prefixes.shape[0]
-    wide_rows = WIDE_ROWS if wide_rows is None else wide_rows
-    if threads > 1 and n >= wide_rows:
-        _, fits, size = _wide(P, prefixes, cap, max(1, min(n // 32, 8 * threads)), 64, False)
-        return int(size) if fits else None
-    size = _block(P, prefixes, 0, n, np.empty((1, prefixes.shape[1] + 1), dtype=np.int32), 0,
-                  False, cap)
-    return int(size) if size <= cap else None
-
-
 # frontier rows from which a host level is expanded by all threads (a parallel region costs
 # ~10-30 us; one thread ~0.3 us a row)
 WIDE_ROWS = 256
 
 
 @njit(cache=True)
-def _narrow_levels(P, rows, cap, max_levels, wide_rows, prev):
+def _narrow_levels(P, rows, cap, max_levels, wide_rows, prev, count_last):
     """:func:`host_levels`' one-thread levels, while the frontier is under ``wide_rows`` rows:
-    ``(rows, levels, prev, stop)``; ``stop`` is False only when it returns at a wide frontier
-    whose level is due (every bound checked)."""
+    ``(rows, levels, prev, stop, matches)``; ``stop`` is False only when it returns at a wide
+    frontier whose level is due (every bound checked). With ``count_last`` a narrow last level
+    is counted here (``matches``, else -1): one compiled call still does a small search's
+    every level (a second call from Python, ~20-40 us on the GPU machine's host, was more than
+    the last level of the smallest yeast 16-vertex counts)."""
     k = P[0].size
     levels = 0
     while levels < max_levels and rows.shape[1] < k and 0 < rows.shape[0] < cap:
         n = rows.shape[0]
         if prev > 0 and n * n > 2 * cap * prev:
-            return rows, levels, prev, True
+            return rows, levels, prev, True, -1
         if n >= wide_rows:
-            return rows, levels, prev, False
+            return rows, levels, prev, False, -1
+        if count_last and rows.shape[1] == k - 1:
+            c = _block(P, rows, 0, n, np.empty((1, k), dtype=np.int32), 0, False, cap)
+            if c > cap:
+                return rows, levels, prev, True, -1
+            return rows, levels + 1, prev, True, c
         nxt = expand_small(P, rows, cap)
         if nxt is None:
-            return rows, levels, prev, True
+            return rows, levels, prev, True, -1
         prev = n
         rows = nxt
         levels += 1
-    return rows, levels, prev, True
+    return rows, levels, prev, True, -1
 
 
 def host_levels(P, rows, cap, max_levels, threads=1, wide_rows=WIDE_ROWS, count_last=False):
@@ -385,37 +377,30 @@ def host_levels(P, rows, cap, max_levels, threads=1, wide_rows=WIDE_ROWS, count_
     here, as Numba's parallel functions are launched from Python (called from another compiled
     function, one crashed a process now and then here).
 
-    With ``count_last`` the search's last level, when it is due, is counted, not written
-    (:func:`count_level`): returns ``(rows, levels, matches)``, ``matches`` None unless that
-    level was counted (``rows`` are then the frontier it was counted from)."""
+    With ``count_last`` the search's last level, when it is due, is counted, not written (a
+    wide one by :func:`expand_wide`'s count pass alone: writing it was a second pass):
+    returns ``(rows, levels, matches)``, ``matches`` None unless that level was counted
+    (``rows`` are then the frontier it was counted from)."""
     k = P[0].size
-    most = max_levels if not count_last else min(max_levels, k - 1 - rows.shape[1])
-    rows, levels, prev = _levels(P, rows, cap, most, threads, wide_rows)
-    if not count_last:
-        return rows, levels
-    n = rows.shape[0]
-    if rows.shape[1] != k - 1 or levels >= max_levels or not 0 < n < cap or \
-            (prev > 0 and n * n > 2 * cap * prev):
-        return rows, levels, None
-    last = count_level(P, rows, cap, threads, wide_rows)
-    return rows, levels + (last is not None), last
-
-
-def _levels(P, rows, cap, max_levels, threads, wide_rows):
-    """:func:`host_levels`' levels: ``(rows, levels, the previous frontier's size)``."""
     if threads <= 1:
         wide_rows = cap
     levels, prev = 0, 0
     while True:
-        rows, done, prev, stop = _narrow_levels(P, rows, cap, max_levels - levels, wide_rows,
-                                                prev)
+        rows, done, prev, stop, last = _narrow_levels(P, rows, cap, max_levels - levels,
+                                                      wide_rows, prev, count_last)
         levels += done
         if stop:
-            return rows, levels, prev
+            if not count_last:
+                return rows, levels
+            return rows, levels, (int(last) if last >= 0 else None)
         n = rows.shape[0]
-        wide, fits = expand_wide(P, rows, cap, max(1, min(n // 32, 8 * threads)))
+        blocks = max(1, min(n // 32, 8 * threads))
+        if count_last and rows.shape[1] == k - 1:
+            _, fits, size = _wide(P, rows, cap, blocks, 64, False)
+            return rows, levels + bool(fits), (int(size) if fits else None)
+        wide, fits = expand_wide(P, rows, cap, blocks)
         if not fits:
-            return rows, levels, prev
+            return (rows, levels, None) if count_last else (rows, levels)
         prev, rows, levels = n, wide, levels + 1
 
 
