@@ -315,7 +315,11 @@ def _wide(P, prefixes, cap, blocks, slack, write):
     return out, fits, offs[-1]
 
 
-def expand_wide(P, prefixes, cap, blocks, slack=64):
+# rows a block of a wide level counts past twice its share of the cap (expand_wide)
+_SLACK = 64
+
+
+def expand_wide(P, prefixes, cap, blocks, slack=_SLACK):
     """:func:`expand_small` over ``blocks`` contiguous blocks of rows at once (a count pass,
     then each block writes at its offset: the same rows in the same order); returns ``(rows,
     fits)``, ``fits`` False (and no rows) past ``cap`` rows. For levels of hundreds of rows and
@@ -384,24 +388,26 @@ def host_levels(P, rows, cap, max_levels, threads=1, wide_rows=WIDE_ROWS, count_
     k = P[0].size
     if threads <= 1:
         wide_rows = cap
-    levels, prev = 0, 0
+    levels, prev, last = 0, 0, None
     while True:
-        rows, done, prev, stop, last = _narrow_levels(P, rows, cap, max_levels - levels,
-                                                      wide_rows, prev, count_last)
+        rows, done, prev, stop, counted = _narrow_levels(P, rows, cap, max_levels - levels,
+                                                         wide_rows, prev, count_last)
         levels += done
         if stop:
-            if not count_last:
-                return rows, levels
-            return rows, levels, (int(last) if last >= 0 else None)
+            last = int(counted) if counted >= 0 else None
+            break
         n = rows.shape[0]
         blocks = max(1, min(n // 32, 8 * threads))
         if count_last and rows.shape[1] == k - 1:
-            _, fits, size = _wide(P, rows, cap, blocks, 64, False)
-            return rows, levels + bool(fits), (int(size) if fits else None)
+            _, fits, size = _wide(P, rows, cap, blocks, _SLACK, False)
+            if fits:
+                last, levels = int(size), levels + 1
+            break
         wide, fits = expand_wide(P, rows, cap, blocks)
         if not fits:
-            return (rows, levels, None) if count_last else (rows, levels)
+            break
         prev, rows, levels = n, wide, levels + 1
+    return (rows, levels, last) if count_last else (rows, levels)
 
 
 @njit(cache=True, parallel=True)
