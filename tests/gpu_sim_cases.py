@@ -27,6 +27,10 @@ def check(G, H, mode, label, engine_kw, **kw):
     want = cpu.count(plan)
     eng = GMatchEngine(blocks=1, **engine_kw)
     got = eng.count(plan)
+    if "t_upload" in eng.last_stats and \
+            eng.last_stats.get("space") != engine_kw.get("candidate_space", True):
+        print(f"{label}: the candidate space was not used as asked: {eng.last_stats}")
+        sys.exit(1)
     ref = set(map(tuple, _rows(cpu.iter_chunks(plan), plan.k).tolist()))
     rows = _rows(eng.iter_chunks(plan, chunk=5), plan.k)
     mine = set(map(tuple, rows.tolist()))
@@ -44,16 +48,21 @@ def check(G, H, mode, label, engine_kw, **kw):
 def main():
     rnd = random.Random(5)
     nm = iso.categorical_node_match("c", None)
-    # the four classes, both modes; the pool stops at depth 1 so the warp DFS does the work
+    # the four classes, both modes; the pool stops at depth 1 so the warp DFS does the work,
+    # its local candidate sets drawn from the candidate space (default) or from raw rows
     for i, cls in enumerate([nx.Graph, nx.DiGraph, nx.MultiGraph, nx.MultiDiGraph]):
         G = rand_graph(rnd, cls, 9, 0.45, loops=i % 2 == 0, n_labels=2, n_elabels=2)
         H = rand_graph(rnd, cls, 3, 0.7, n_labels=2, n_elabels=2)
+        # and a piece of G, so that it occurs (a random multigraph pattern rarely does)
+        piece = nx.convert_node_labels_to_integers(G.subgraph(rnd.sample(sorted(G), 4)))
         em = (iso.categorical_multiedge_match if G.is_multigraph()
               else iso.categorical_edge_match)("w", None)
         for mode in ("mono", "induced"):
             kw = {"node_match": nm} if i % 2 else {"edge_match": em}
-            check(G, H, mode, f"{cls.__name__}/{mode}", {"pool_target": 1, "steal": False},
-                  **kw)
+            for space in (True, False):
+                for name, P in (("", H), ("piece", piece)):
+                    check(G, P, mode, f"{cls.__name__}/{mode}/{name}space={space}",
+                          {"pool_target": 1, "steal": False, "candidate_space": space}, **kw)
     # a disconnected pattern (a depth with no backward neighbour), streamed through 4 rows
     G = rand_graph(rnd, nx.Graph, 8, 0.4)
     H = nx.Graph([(0, 1)])
@@ -115,6 +124,7 @@ def bfs_level_cases(rnd, nm):
     from nx_gsm.engines import cpu
     from nx_gsm.engines.gpu import gmatch as gm
     from nx_gsm.engines.gpu.common import _DevPlan
+    from nx_gsm.plan.space import build_space
 
     grid, rows_cap = gm._level_grid, gm.LEVEL_ROWS
     for i, cls in enumerate([nx.Graph, nx.DiGraph, nx.MultiGraph, nx.MultiDiGraph]):
@@ -125,7 +135,9 @@ def bfs_level_cases(rnd, nm):
             plan, _, _ = prepare(G, H, mode, node_match=nm)
             P = cpu.plan_arrays(plan)
             eng = GMatchEngine(blocks=1)
-            dp = _DevPlan(plan, eng.xp, eng._graph_arrays(plan.G))
+            # the level's local sets from the candidate space (mono) or from raw rows
+            dp = _DevPlan(plan, eng.xp, eng._graph_arrays(plan.G),
+                          space=build_space(plan) if mode == "mono" else None)
             rows = cpu._expand(P, np.zeros((1, 0), dtype=np.int32))
             for L in range(1, min(plan.k, 4)):
                 want = cpu._expand(P, rows)

@@ -205,15 +205,37 @@ def _feasible(d, v, m, order, cand_bits, chk_ptr, chk_j, chk_out, chk_in, chk_pe
     Label/candidate bit, injectivity scan, then per listed earlier depth the out- (and in-)
     multiplicities: at least the pattern's in mono mode, equal in induced mode; edge classes too.
     """
-    u = order[d]
-    if (cand_bits[u, v >> 3] >> (v & 7)) & 1 == 0:
-        return False
+    return _feasible_from(d, v, m, 1, order, cand_bits, chk_ptr, chk_j, chk_out, chk_in,
+                          chk_peo, chk_pei, indptr, indices, emult, eclass, eok, has_el, mono,
+                          directed)
+
+
+@cuda.jit(device=True)
+def _feasible_from(d, v, m, kind, order, cand_bits, chk_ptr, chk_j, chk_out, chk_in, chk_peo,
+                   chk_pei, indptr, indices, emult, eclass, eok, has_el, mono, directed):
+    """:func:`_feasible` for a candidate drawn from a local set of ``kind`` (see
+    :func:`_local_cands`). A candidate-space list (kind ``3 + j``) holds only candidates of the
+    depth's pattern node joined to ``m[j]`` by an edge that fits the pattern's (multiplicity,
+    label; :mod:`nx_gsm.plan.space`): the candidate bit is not read again and, on an
+    undirected graph, nor is the check towards depth ``j`` -- on sparse patterns often the
+    depth's only check, a binary search per candidate saved. A directed check also tests the
+    other direction, which the list does not cover."""
+    skip = -1
+    if kind >= 3:
+        if directed == 0:
+            skip = kind - 3
+    else:
+        u = order[d]
+        if (cand_bits[u, v >> 3] >> (v & 7)) & 1 == 0:
+            return False
     for j in range(d):
         if m[j] == v:
             return False
     for c in range(chk_ptr[d], chk_ptr[d + 1]):
-        x = m[chk_j[c]]
-        if not _pair_ok(c, x, v, chk_out, chk_in, chk_peo, chk_pei, indptr, indices, emult,
+        j = chk_j[c]
+        if j == skip:
+            continue
+        if not _pair_ok(c, m[j], v, chk_out, chk_in, chk_peo, chk_pei, indptr, indices, emult,
                         eclass, eok, has_el, mono, directed):
             return False
     return True
@@ -249,11 +271,17 @@ def _dup_ok(d, v, m, cut_part, chk_ptr, chk_j, chk_out, chk_in):
 
 
 @cuda.jit(device=True)
-def _local_cands(d, m, drv_ptr, drv_j, drv_dir, indptr, in_indptr, cand_ptr):
+def _local_cands(d, m, drv_ptr, drv_j, drv_dir, indptr, in_indptr, cand_ptr, order, cidx,
+                 row_off, sptr, use_cs):
     """LC(M, u_d) = N(M(u*)) for the backward neighbour u* with the fewest neighbours (Sec. 4.1).
 
     Returns (start, length, kind): kind 0 = the plan's candidate list (depths without backward
-    neighbours), 1 = an out-adjacency row, 2 = an in-adjacency row (directed graphs).
+    neighbours), 1 = an out-adjacency row, 2 = an in-adjacency row (directed graphs), ``3 + j``
+    = with ``use_cs``, the candidate-space list of ``m[j]`` (:mod:`nx_gsm.plan.space`:
+    N(M(u*)) already cut to u_d's candidates joined by a fitting edge; the shortest of the
+    drivers' lists). On
+    yeast's 71 labels a raw row is mostly other labels: the space's lists hold 4-22x fewer
+    tasks over a whole 16-node search (gpu/NOTES.md v26), and each round of a warp checks 32.
     """
     t0 = drv_ptr[d]
     t1 = drv_ptr[d + 1]
@@ -263,8 +291,18 @@ def _local_cands(d, m, drv_ptr, drv_j, drv_dir, indptr, in_indptr, cand_ptr):
     best_n = best_lo - 1
     kind = 1
     for t in range(t0, t1):
-        x = m[drv_j[t]]
-        if drv_dir[t] == 0:
+        j = drv_j[t]
+        x = m[j]
+        if use_cs != 0:
+            ci = cidx[order[j], x]
+            a = best_lo * 0
+            b = a
+            if ci >= 0:  # (a feasible row's images are candidates: always)
+                r = row_off[t] + ci
+                a = sptr[r]
+                b = sptr[r + 1]
+            kd = 3 + j
+        elif drv_dir[t] == 0:
             a = indptr[x]
             b = indptr[x + 1]
             kd = 1
@@ -280,15 +318,15 @@ def _local_cands(d, m, drv_ptr, drv_j, drv_dir, indptr, in_indptr, cand_ptr):
 
 
 @cuda.jit(device=True)
-def _cand_at(kind, idx, cand_flat, indices, in_indices):
+def _cand_at(kind, idx, cand_flat, indices, in_indices, sval):
     """The candidate at position ``idx`` of a local candidate set of the given kind."""
     if kind == 0:
         return cand_flat[idx]
     if kind == 1:
         return indices[idx]
-    return in_indices[idx]
-
-
+    if kind == 2:
+        return in_indices[idx]
+    return sval[idx]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -616,7 +654,7 @@ class _DevPlan:
     """The plan's arrays on the device (padded so no kernel argument is empty); in ``slots``
     (:class:`_PlanSlots`) where given and free."""
 
-    def __init__(self, plan, xp, garrs, cut_part=None, slots=None):
+    def __init__(self, plan, xp, garrs, cut_part=None, slots=None, space=None):
         G = plan.G
 
         def h(x, dtype):
@@ -635,12 +673,20 @@ class _DevPlan:
                 h(plan.chk_out, np.int32), h(plan.chk_in, np.int32), h(plan.chk_peo, np.int32),
                 h(plan.chk_pei, np.int32), h(plan.drv_ptr, np.int32), h(plan.drv_j, np.int32),
                 h(plan.drv_dir, np.int32), h(eclass, np.int32), h(plan.eok, np.uint8)]
+        # the candidate space (:mod:`nx_gsm.plan.space`) where the engine gives one, else 1-element
+        # stand-ins the kernels never read (``use_cs`` 0)
+        self.use_cs = int(space is not None)
+        one32, one64 = np.zeros((1, 1), dtype=np.int32), np.zeros(1, dtype=np.int64)
+        host += [h(space.cidx, np.int32), h(space.row_off, np.int64), h(space.ptr, np.int64),
+                 h(space.val, np.int32)] if space is not None else \
+            [one32, one64, np.zeros(2, dtype=np.int64), one32.reshape(1)]
         placed = None
         if slots is not None and all(isinstance(x, np.ndarray) for x in host):
             placed = slots.place(host, self)
         (self.order, self.cand_bits, self.cand_ptr, self.cand_flat, self.chk_ptr, self.chk_j,
          self.chk_out, self.chk_in, self.chk_peo, self.chk_pei, self.drv_ptr, self.drv_j,
-         self.drv_dir, self.eclass, self.eok) = placed or _upload_mixed(host, xp)
+         self.drv_dir, self.eclass, self.eok, self.cidx, self.row_off, self.sptr,
+         self.sval) = placed or _upload_mixed(host, xp)
         self.indptr, self.indices, self.mult, self.in_indptr, self.in_indices = garrs
         # part id per data node for gmatch's DUPREMOVE filter (_dup_ok); size 0 turns it off
         cut = np.zeros(0, dtype=np.int32) if cut_part is None else \
@@ -652,7 +698,8 @@ class _DevPlan:
                       if plan.cand_ptr.size > 1 else 0)
         self.longest = longest  # bounds every local candidate set
         self.wide = bool(G.indices.size >= 2**31 - 1 or plan.cand_flat.size >= 2**31 - 1
-                         or 32 * longest >= 2**31 - 1)
+                         or 32 * longest >= 2**31 - 1
+                         or (space is not None and space.val.size >= 2**31 - 1))
         self.has_el = int(bool(plan.has_elabels))
         self.mono = int(bool(plan.mono))
         self.directed = int(bool(G.directed))
@@ -667,8 +714,11 @@ class _DevPlan:
         return (self.order, self.cand_bits, self.cand_ptr, self.cand_flat, self.chk_ptr,
                 self.chk_j, self.chk_out, self.chk_in, self.chk_peo, self.chk_pei, self.drv_ptr,
                 self.drv_j, self.drv_dir, self.indptr, self.indices, self.mult, self.in_indptr,
-                self.in_indices, self.eclass, self.eok, self.has_el, self.mono, self.directed,
-                self.k, self.cut_part)
+                self.in_indices, *self.space_args(), self.eclass, self.eok, self.has_el,
+                self.mono, self.directed, self.k, self.cut_part)
+
+    def space_args(self):
+        return (self.cidx, self.row_off, self.sptr, self.sval, self.use_cs)
 
 
 

@@ -14,8 +14,11 @@ Implements gMatch (PVLDB 19(8), 2026; ``shared/papers/gmatch-fine-grained-gpu.tx
   runs a DFS over its pool rows with a stack in shared memory of ``KMAX x 32`` entries (vertex,
   parent slot, local-candidate-set start/kind, running prefix of LC sizes): ``KMAX`` levels, never
   a function of the maximum degree. At level ``l`` the up-to-32 valid partial matches form one
-  virtual task pool (the concatenation of their local candidate sets, each drawn from the
-  plan's smallest backward-neighbour list); lane ``j`` takes task ``base + j``, rebuilds its
+  virtual task pool (the concatenation of their local candidate sets, each the shortest of
+  the backward neighbours' lists: a list of the plan's candidate space -- the neighbours that
+  are candidates of the depth's node through a fitting edge, CFL / DP-iso's structure, which
+  the CPU engine reads too -- or, for a device-resident plan, a raw adjacency row); lane ``j``
+  takes task ``base + j``, rebuilds its
   partial match by following parent links, checks one candidate, and a ballot compacts the valid
   ones into the next level.
 * **Load balancing (Sec. 4.3, dynamic phase).** Warps take pool rows through an atomic counter;
@@ -26,7 +29,7 @@ Implements gMatch (PVLDB 19(8), 2026; ``shared/papers/gmatch-fine-grained-gpu.tx
   STMatch-style split as the paper describes. Measured (gpu/NOTES.md): neutral on large pools,
   up to 20x on tiny ones.
 
-Semantics are exactly the CPU engine's (``nx_gsm.engines.cpu._feasible``): candidate bits, an
+Semantics are exactly the CPU engine's (``nx_gsm.engines.cpu._consistent``): candidate bits, an
 injectivity scan, and per earlier depth the multiplicity tests of ``chk_out``/``chk_in``
 (``>=`` in mono mode, ``==`` in induced/iso mode) with edge-label classes through ``eok``.
 
@@ -49,7 +52,7 @@ from numba import cuda, int8, int32, int64
 from ..base import UNLIMITED, PartialCount
 from . import faults
 from .common import (_DevPlan, _Launches, _PlanSlots, _ballot, _cand_at, _dup_ok, _exact_sum,
-                     _feasible, _host, _host_copy, _kernel_array, _local_cands, _pause, _pow2,
+                     _feasible_from, _host, _host_copy, _kernel_array, _local_cands, _pause, _pow2,
                      _quiet, _ring_take, _sim_reset, _wsync)
 from .device import array_module, device_info, is_simulator, memory_budget
 
@@ -74,6 +77,9 @@ LEVEL_ROWS = 1 << 20
 KMAX_LIMIT = 32  # deepest stack the shared-memory layout supports (larger patterns use the CPU)
 _BUCKETS = ((8, 8), (16, 4), (32, 2))  # (KMAX, warps per block): ~45 KB static shared per block
 _INF = np.iinfo(np.int64).max
+# adjacency entries a candidate-space build may visit when gmatch builds it itself (~10 ms of
+# one host thread); a larger one, on an unlabelled graph where it would prune little, is skipped
+SPACE_VISITS = 1 << 23
 
 # ---------------------------------------------------------------------------------------------
 # BFS prefix (initialisation phase)
@@ -93,10 +99,10 @@ def _level_grid(n):
 
 
 @cuda.jit
-def _bfs_level_kernel(rows, L, n, g, drv_ptr, drv_j, drv_dir, in_indptr, cand_ptr, order,
-                      cand_bits, cand_flat, chk_ptr, chk_j, chk_out, chk_in, chk_peo, chk_pei,
-                      indptr, indices, emult, in_indices, eclass, eok, has_el, mono, directed,
-                      cut_part, out, cap, cnt):
+def _bfs_level_kernel(rows, L, n, g, drv_ptr, drv_j, drv_dir, in_indptr, cand_ptr, cidx,
+                      row_off, sptr, sval, use_cs, order, cand_bits, cand_flat, chk_ptr, chk_j,
+                      chk_out, chk_in, chk_peo, chk_pei, indptr, indices, emult, in_indices,
+                      eclass, eok, has_el, mono, directed, cut_part, out, cap, cnt):
     """gMatch Sec. 4.3 (initialisation phase), one BFS level in one launch: the feasible
     extensions of the frontier ``rows`` (n, L) appended to ``out`` (cap, L+1).
 
@@ -119,16 +125,17 @@ def _bfs_level_kernel(rows, L, n, g, drv_ptr, drv_j, drv_dir, in_indptr, cand_pt
         first = n
     for r in range(first, n, groups):
         m = rows[r]
-        lo, c, kd = _local_cands(L, m, drv_ptr, drv_j, drv_dir, indptr, in_indptr, cand_ptr)
+        lo, c, kd = _local_cands(L, m, drv_ptr, drv_j, drv_dir, indptr, in_indptr, cand_ptr,
+                                 order, cidx, row_off, sptr, use_cs)
         for b in range(sub * 32, c, g * 32):
             i = b + lane
             good = False
             v = 0
             if i < c:
-                v = _cand_at(kd, lo + i, cand_flat, indices, in_indices)
-                good = _feasible(L, v, m, order, cand_bits, chk_ptr, chk_j, chk_out, chk_in,
-                                 chk_peo, chk_pei, indptr, indices, emult, eclass, eok, has_el,
-                                 mono, directed)
+                v = _cand_at(kd, lo + i, cand_flat, indices, in_indices, sval)
+                good = _feasible_from(L, v, m, kd, order, cand_bits, chk_ptr, chk_j, chk_out,
+                                      chk_in, chk_peo, chk_pei, indptr, indices, emult, eclass,
+                                      eok, has_el, mono, directed)
                 if good and L >= 2 and cut_part.shape[0] != 0:
                     good = _dup_ok(L, v, m, cut_part, chk_ptr, chk_j, chk_out, chk_in)
             mask = _ballot(good)
@@ -144,6 +151,18 @@ def _bfs_level_kernel(rows, L, n, g, drv_ptr, drv_j, drv_dir, in_indptr, cand_pt
                         out[pos, j] = m[j]
                     out[pos, L] = v
             _wsync()
+
+
+def _space_visits(plan):
+    """Adjacency entries :func:`~nx_gsm.plan.space.build_space` reads: per driver slot, the
+    out- (or in-) degrees of the driving pattern node's candidates."""
+    G = plan.G
+    deg = (np.diff(G.indptr), np.diff(G.in_indptr))
+    total = 0
+    for t in range(plan.drv_j.size):
+        w = int(plan.order[int(plan.drv_j[t])])
+        total += int(deg[int(plan.drv_dir[t])][plan.cand[w]].sum())
+    return total
 
 
 # ---------------------------------------------------------------------------------------------
@@ -193,8 +212,9 @@ def _make_dfs_kernel(KMAX, W, wide):
     @cuda.jit
     def dfs(order, cand_bits, cand_ptr, cand_flat, chk_ptr, chk_j, chk_out, chk_in, chk_peo,
             chk_pei, drv_ptr, drv_j, drv_dir, indptr, indices, emult, in_indptr, in_indices,
-            eclass, eok, has_el, mono, directed, k, cut_part, pool, n_pool, ctl,
-            q_rows, q_len, q_org, q_ready, q_cap, task_count, collect, stop_at, out, cap, steal):
+            cidx, row_off, sptr, sval, use_cs, eclass, eok, has_el, mono, directed, k, cut_part,
+            pool, n_pool, ctl, q_rows, q_len, q_org, q_ready, q_cap, task_count, collect, stop_at,
+            out, cap, steal):
         """gMatch Sec. 4.1-4.3, Alg. 2: warp-level batch DFS over the task pool.
 
         A non-empty ``cut_part`` adds PBE's DUPREMOVE (``_dup_ok``) from depth 2 on: the pool
@@ -260,7 +280,7 @@ def _make_dfs_kernel(KMAX, W, wide):
                 for j in range(L):
                     m[j] = S_v[w, j, 0]
                 lo0, n0, kd0 = _local_cands(L, m, drv_ptr, drv_j, drv_dir, indptr, in_indptr,
-                                            cand_ptr)
+                                            cand_ptr, order, cidx, row_off, sptr, use_cs)
                 S_lo[w, L - 1, 0] = lo0
                 S_kind[w, L - 1, 0] = kd0
                 S_pre[w, L - 1, 0] = n0
@@ -387,15 +407,16 @@ def _make_dfs_kernel(KMAX, W, wide):
                     first = 0
                     if p > 0:
                         first = S_pre[w, lvl, p - 1]
-                    v = _cand_at(S_kind[w, lvl, p], S_lo[w, lvl, p] + (q - first), cand_flat,
-                                 indices, in_indices)
+                    kd = S_kind[w, lvl, p]
+                    v = _cand_at(kd, S_lo[w, lvl, p] + (q - first), cand_flat, indices,
+                                 in_indices, sval)
                     e = p
                     for t in range(lvl, -1, -1):
                         m[t] = S_v[w, t, e]
                         e = S_par[w, t, e]
-                    valid = _feasible(lvl + 1, v, m, order, cand_bits, chk_ptr, chk_j, chk_out,
-                                      chk_in, chk_peo, chk_pei, indptr, indices, emult, eclass,
-                                      eok, has_el, mono, directed)
+                    valid = _feasible_from(lvl + 1, v, m, kd, order, cand_bits, chk_ptr, chk_j,
+                                           chk_out, chk_in, chk_peo, chk_pei, indptr, indices,
+                                           emult, eclass, eok, has_el, mono, directed)
                     if valid and lvl >= 1 and cut_part.shape[0] != 0:
                         valid = _dup_ok(lvl + 1, v, m, cut_part, chk_ptr, chk_j, chk_out,
                                         chk_in)
@@ -436,7 +457,8 @@ def _make_dfs_kernel(KMAX, W, wide):
                         s1 = cuda.popc(mask & lt_mask)
                         m[d] = v
                         lo2, n2, kd2 = _local_cands(d + 1, m, drv_ptr, drv_j, drv_dir, indptr,
-                                                    in_indptr, cand_ptr)
+                                                    in_indptr, cand_ptr, order, cidx, row_off,
+                                                    sptr, use_cs)
                         S_v[w, d, s1] = v
                         S_par[w, d, s1] = p
                         S_lo[w, d, s1] = lo2
@@ -539,7 +561,7 @@ class GMatchEngine(faults.Recovery):
 
     def __init__(self, *, pool_target=None, bfs_levels=None, out_capacity=None, steal=None,
                  queue_capacity=1 << 15, memory_budget=None, blocks=None, time_limit=None,
-                 host_rows=None):
+                 host_rows=None, candidate_space=None):
         self.xp = array_module()
         env = os.environ.get  # NX_GSM_GMATCH_* knobs let test harnesses reach engines by name
         if pool_target is None and env("NX_GSM_GMATCH_POOL_TARGET"):
@@ -549,6 +571,9 @@ class GMatchEngine(faults.Recovery):
         self.host_rows = int(host_rows)
         if steal is None:
             steal = env("NX_GSM_GMATCH_STEAL", "1") != "0"
+        if candidate_space is None:
+            candidate_space = env("NX_GSM_GMATCH_SPACE", "1") != "0"
+        self.candidate_space = bool(candidate_space)
         if time_limit is None and env("NX_GSM_GMATCH_TIME_LIMIT"):
             time_limit = float(env("NX_GSM_GMATCH_TIME_LIMIT"))
         self.pool_target = pool_target
@@ -641,7 +666,8 @@ class GMatchEngine(faults.Recovery):
             _sim_reset()
             self._launch("bfs_level", _bfs_level_kernel, blocks, 32 * _LEVEL_WPB, k_rows, L, n,
                          g, dp.drv_ptr, dp.drv_j, dp.drv_dir, dp.in_indptr, dp.cand_ptr,
-                         *dp.check_args(), dp.cut_part, _kernel_array(out), cap, k_cnt)
+                         *dp.space_args(), *dp.check_args(), dp.cut_part, _kernel_array(out),
+                         cap, k_cnt)
             size = int(cnt[0])
             if size <= cap:
                 return out[:size]
@@ -996,7 +1022,24 @@ class GMatchEngine(faults.Recovery):
             faults.point(point)
         if self._slots is None:
             self._slots = _PlanSlots(self.xp)
-        return _DevPlan(plan, self.xp, garrs, cut_part, self._slots)
+        space = self._space(plan)
+        self.last_stats["space"] = space is not None
+        return _DevPlan(plan, self.xp, garrs, cut_part, self._slots, space)
+
+    def _space(self, plan):
+        """The plan's candidate space for the kernels' local candidate sets, or None (raw
+        adjacency rows): a host plan's space, built here unless its build would visit more than
+        ``SPACE_VISITS`` adjacency entries, and kept off the device past an eighth of the
+        memory budget. The host levels have built it already for every search they start."""
+        if not self.candidate_space or not isinstance(plan.cand_flat, np.ndarray) or \
+                getattr(plan.G, "on_device", False) or plan.drv_j.size == 0:
+            return None
+        from ...plan.space import build_space
+
+        if plan.__dict__.get("_space") is None and _space_visits(plan) > SPACE_VISITS:
+            return None
+        space = build_space(plan)
+        return space if space.nbytes <= self._budget() // 8 else None
 
     def _pool(self, dp, rows, t0=None):
         xp = self.xp
