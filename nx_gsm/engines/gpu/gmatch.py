@@ -83,8 +83,6 @@ SPACE_VISITS = 1 << 23
 # tasks below an entry for it to be worth donating (GMatchEngine._donate_min)
 DONATE_MIN_ROWS = 64
 DONATE_MIN_SPACE = 64
-# pool rows a warp takes at once (gMatch Sec. 4.2's batch exploration at the pool level)
-POOL_BATCH = 8
 
 # ---------------------------------------------------------------------------------------------
 # BFS prefix (initialisation phase)
@@ -174,13 +172,12 @@ def _space_visits(plan):
 # DFS (fine-grained, warp-batched) with work donation
 # ---------------------------------------------------------------------------------------------
 @cuda.jit(device=True)
-def _fetch(ctl, n_pool, steal, q_ready, q_cap, batch):
-    """gMatch Sec. 4.3: take the next ``batch`` pool rows (atomic counter; the returned index is
-    the first) or, once the pool is exhausted,
+def _fetch(ctl, n_pool, steal, q_ready, q_cap):
+    """gMatch Sec. 4.3: take the next pool row (atomic counter) or, once the pool is exhausted,
     a donated partial match from the global queue (:func:`common._ring_take`, which also
     decides termination); returns (source, index), source 0 = no work. Run by lane 0 only.
     """
-    t = cuda.atomic.add(ctl, C_POOL, batch)
+    t = cuda.atomic.add(ctl, C_POOL, 1)
     if t < n_pool:
         return 1, t
     if steal == 0:
@@ -220,7 +217,7 @@ def _make_dfs_kernel(KMAX, W, wide):
             chk_pei, drv_ptr, drv_j, drv_dir, indptr, indices, emult, in_indptr, in_indices,
             cidx, row_off, sptr, sval, use_cs, eclass, eok, has_el, mono, directed, k, cut_part,
             pool, n_pool, ctl, q_rows, q_len, q_org, q_ready, q_cap, task_count, collect, stop_at,
-            out, cap, steal, donate_min, batch):
+            out, cap, steal, donate_min):
         """gMatch Sec. 4.1-4.3, Alg. 2: warp-level batch DFS over the task pool.
 
         A non-empty ``cut_part`` adds PBE's DUPREMOVE (``_dup_ok``) from depth 2 on: the pool
@@ -249,19 +246,14 @@ def _make_dfs_kernel(KMAX, W, wide):
             cuda.atomic.add(ctl, C_BUSY, 1)
         stopped = False
         while not stopped:
-            # ---- fetch a unit: up to ``batch`` pool rows or a donated partial match ----
+            # ---- fetch a unit: a pool row or a donated partial match (lane 0) ----
             if lane == 0:
-                src, idx = _fetch(ctl, n_pool, steal, q_ready, q_cap, batch)
+                src, idx = _fetch(ctl, n_pool, steal, q_ready, q_cap)
                 B[w, 0] = src
-                B[w, 6] = 1
                 if src == 1:
                     B[w, 1] = idx
                     B[w, 2] = pool.shape[1]
                     B[w, 3] = idx
-                    if n_pool - idx < batch:
-                        B[w, 6] = n_pool - idx
-                    else:
-                        B[w, 6] = batch
                 elif src == 2:
                     idx = idx % q_cap  # ring slot
                     B[w, 1] = idx
@@ -272,55 +264,29 @@ def _make_dfs_kernel(KMAX, W, wide):
             idx = B[w, 1]
             L = B[w, 2]
             org = B[w, 3]
-            nb = B[w, 6]
             _wsync()
             if src == 0:
                 break
-            if src == 1:
-                # gMatch Sec. 4.2's batch exploration from the first level on: the unit's rows
-                # are the bottom level's entries (entry e's prefix at every level is row e's),
-                # so their local sets share the warp's rounds -- a pool row alone often has
-                # fewer tasks than lanes
-                if lane < nb:
-                    for t in range(L):
-                        x = pool[idx + lane, t]
-                        S_v[w, t, lane] = x
-                        S_par[w, t, lane] = lane
-                        m[t] = x
-                    lo0, n0, kd0 = _local_cands(L, m, drv_ptr, drv_j, drv_dir, indptr,
-                                                in_indptr, cand_ptr, order, cidx, row_off,
-                                                sptr, use_cs)
-                    S_lo[w, L - 1, lane] = lo0
-                    S_kind[w, L - 1, lane] = kd0
-                    S_pre[w, L - 1, lane] = n0
-                if lane < L:
-                    L_cnt[w, lane] = nb
-                    L_base[w, lane] = 0
-                _wsync()
-                if lane == 0:
-                    acc = S_pre[w, L - 1, 0]
-                    for s2 in range(1, nb):
-                        acc += S_pre[w, L - 1, s2]
-                        S_pre[w, L - 1, s2] = acc
-            else:
-                if lane < L:
+            if lane < L:
+                if src == 1:
+                    S_v[w, lane, 0] = pool[idx, lane]
+                else:
                     S_v[w, lane, 0] = cuda.atomic.add(q_rows, (idx, lane), 0)
-                    S_par[w, lane, 0] = 0
-                    L_cnt[w, lane] = 1
-                    L_base[w, lane] = 0
-                _wsync()
-                if lane == 0:
-                    # every lane has read the slot: hand it back to the ring
+                S_par[w, lane, 0] = 0
+                L_cnt[w, lane] = 1
+                L_base[w, lane] = 0
+            _wsync()
+            if lane == 0:
+                if src == 2:  # every lane has read the slot: hand it back to the ring
                     cuda.threadfence()
                     cuda.atomic.exch(q_ready, idx, 0)
-                    for j in range(L):
-                        m[j] = S_v[w, j, 0]
-                    lo0, n0, kd0 = _local_cands(L, m, drv_ptr, drv_j, drv_dir, indptr,
-                                                in_indptr, cand_ptr, order, cidx, row_off,
-                                                sptr, use_cs)
-                    S_lo[w, L - 1, 0] = lo0
-                    S_kind[w, L - 1, 0] = kd0
-                    S_pre[w, L - 1, 0] = n0
+                for j in range(L):
+                    m[j] = S_v[w, j, 0]
+                lo0, n0, kd0 = _local_cands(L, m, drv_ptr, drv_j, drv_dir, indptr, in_indptr,
+                                            cand_ptr, order, cidx, row_off, sptr, use_cs)
+                S_lo[w, L - 1, 0] = lo0
+                S_kind[w, L - 1, 0] = kd0
+                S_pre[w, L - 1, 0] = n0
             bottom = L - 1
             lvl = bottom
             found = 0
@@ -598,7 +564,7 @@ class GMatchEngine(faults.Recovery):
 
     def __init__(self, *, pool_target=None, bfs_levels=None, out_capacity=None, steal=None,
                  queue_capacity=1 << 15, memory_budget=None, blocks=None, time_limit=None,
-                 host_rows=None, candidate_space=None, donate_min=None, pool_batch=None):
+                 host_rows=None, candidate_space=None, donate_min=None):
         self.xp = array_module()
         env = os.environ.get  # NX_GSM_GMATCH_* knobs let test harnesses reach engines by name
         if pool_target is None and env("NX_GSM_GMATCH_POOL_TARGET"):
@@ -612,10 +578,6 @@ class GMatchEngine(faults.Recovery):
             candidate_space = env("NX_GSM_GMATCH_SPACE", "1") != "0"
         self.candidate_space = bool(candidate_space)
         self.donate_min = donate_min
-        self.pool_batch = POOL_BATCH if pool_batch is None else int(pool_batch)
-        if not 1 <= self.pool_batch <= 32:
-            raise ValueError(f"pool_batch must be 1..32 (rows a warp takes at once), "
-                             f"got {pool_batch}")
         if time_limit is None and env("NX_GSM_GMATCH_TIME_LIMIT"):
             time_limit = float(env("NX_GSM_GMATCH_TIME_LIMIT"))
         self.pool_target = pool_target
@@ -763,11 +725,8 @@ class GMatchEngine(faults.Recovery):
         return rows, L
 
     # -- DFS ------------------------------------------------------------------------------------
-    def _dfs(self, dp, pool, collect=False, stop_at=None, cap=0, budget=UNLIMITED,
-             per_row=False):
-        """Run the DFS kernel over ``pool`` (n, L) rows; a warp takes ``pool_batch`` rows at a
-        time unless ``per_row`` asks for each row's own count (else a unit's count is its first
-        row's).
+    def _dfs(self, dp, pool, collect=False, stop_at=None, cap=0, budget=UNLIMITED):
+        """Run the DFS kernel over ``pool`` (n, L) rows.
 
         Returns ``(ctl, task_count, out, stopped)``: the control block and the per-row counts on
         the host, the output buffer on the device, and why the search was stopped early (None,
@@ -802,15 +761,13 @@ class GMatchEngine(faults.Recovery):
                 with _quiet():
                     kern[1, 32 * W](*dp.dfs_args(), _kernel_array(pool), 0,
                                     _kernel_array(xp.zeros(N_CTL, dtype=np.int64)), q_rows,
-                                    q_len, q_org, q_ready, qc, k_tc, 0, _INF, k_out, 0, 0, 0,
-                                    1)
+                                    q_len, q_org, q_ready, qc, k_tc, 0, _INF, k_out, 0, 0, 0)
             blocks = self._grid(kern, W)
         t0 = time.perf_counter()
         faults.point("launch")
         self._launch("dfs", kern, blocks, 32 * W, *dp.dfs_args(), _kernel_array(pool), n_pool,
                      k_ctl, q_rows, q_len, q_org, q_ready, qc, k_tc, int(bool(collect)), stop,
-                     k_out, int(cap), int(self.steal), self._donate_min(dp),
-                     1 if per_row else self.pool_batch)
+                     k_out, int(cap), int(self.steal), self._donate_min(dp))
         t_launch = time.perf_counter() - t0
         stopped = None
         if not _SIM and (self.time_limit is not None or budget is not UNLIMITED):
@@ -1016,7 +973,7 @@ class GMatchEngine(faults.Recovery):
         dp, rows, L = self._prepare(plan)
         if L == plan.k or rows.shape[0] == 0:
             return _host(rows), np.ones(rows.shape[0], dtype=np.int64)
-        _, tc, _, _ = self._dfs(dp, rows, per_row=True)
+        _, tc, _, _ = self._dfs(dp, rows)
         return _host(rows), _host(tc)
 
     # -- task pools made elsewhere ----------------------------------------------------------------
@@ -1208,7 +1165,7 @@ class GMatchEngine(faults.Recovery):
         L = rows.shape[1]
         errs = faults.device_errors()
         try:
-            _, tc, _, stopped = self._dfs(dp, rows, budget=budget, per_row=True)
+            _, tc, _, stopped = self._dfs(dp, rows, budget=budget)
             if stopped is not None:
                 return
             counts = _host(tc).astype(np.int64)
