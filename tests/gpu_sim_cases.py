@@ -69,14 +69,10 @@ def main():
     H.add_node(2)
     check(G, H, "mono", "disconnected/streamed", {"pool_target": 1, "out_capacity": 4,
                                                    "steal": False})
-    # work donation between the warps of one block; a level's entries gathered over rounds
-    # until 1 (each round's own), 5 or all 32 slots (rounds then take fewer than 32 tasks)
+    # work donation between the warps of one block
     G = rand_graph(rnd, nx.Graph, 12, 0.6)
-    for acc in (1, 5, 32):
-        check(G, nx.path_graph(4), "induced", f"donation/acc_min={acc}",
-              {"pool_target": 1, "steal": True, "queue_capacity": 8, "acc_min": acc})
-    check(G, nx.star_graph(3), "mono", "wide-levels/acc_min=32",
-          {"pool_target": 1, "steal": False, "acc_min": 32})
+    check(G, nx.path_graph(4), "induced", "donation", {"pool_target": 1, "steal": True,
+                                                        "queue_capacity": 8})
     # the default pool (8 rows here): host BFS levels (HOST_BFS_ROWS), the GPU BFS level that
     # crosses the target, then the DFS; and a search the host prefix finishes alone
     G = rand_graph(rnd, nx.Graph, 14, 0.4)

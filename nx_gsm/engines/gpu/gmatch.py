@@ -83,8 +83,6 @@ SPACE_VISITS = 1 << 23
 # tasks below an entry for it to be worth donating (GMatchEngine._donate_min)
 DONATE_MIN_ROWS = 64
 DONATE_MIN_SPACE = 64
-# entries a DFS level gathers (over several rounds of the level above) before the warp descends
-ACC_MIN = 16
 
 # ---------------------------------------------------------------------------------------------
 # BFS prefix (initialisation phase)
@@ -219,7 +217,7 @@ def _make_dfs_kernel(KMAX, W, wide):
             chk_pei, drv_ptr, drv_j, drv_dir, indptr, indices, emult, in_indptr, in_indices,
             cidx, row_off, sptr, sval, use_cs, eclass, eok, has_el, mono, directed, k, cut_part,
             pool, n_pool, ctl, q_rows, q_len, q_org, q_ready, q_cap, task_count, collect, stop_at,
-            out, cap, steal, donate_min, acc_min):
+            out, cap, steal, donate_min):
         """gMatch Sec. 4.1-4.3, Alg. 2: warp-level batch DFS over the task pool.
 
         A non-empty ``cut_part`` adds PBE's DUPREMOVE (``_dup_ok``) from depth 2 on: the pool
@@ -276,9 +274,6 @@ def _make_dfs_kernel(KMAX, W, wide):
                     S_v[w, lane, 0] = cuda.atomic.add(q_rows, (idx, lane), 0)
                 S_par[w, lane, 0] = 0
                 L_cnt[w, lane] = 1
-                L_base[w, lane] = 0
-            elif lane < KMAX:  # the levels below fill up from empty (see the descent)
-                L_cnt[w, lane] = 0
                 L_base[w, lane] = 0
             _wsync()
             if lane == 0:
@@ -394,31 +389,15 @@ def _make_dfs_kernel(KMAX, W, wide):
                 # ---- one round at level lvl: tasks base .. base+31 of its virtual task pool ----
                 cnt = L_cnt[w, lvl]
                 base = L_base[w, lvl]
-                end = base * 0
-                if cnt > 0:
-                    end = S_pre[w, lvl, cnt - 1]
+                end = S_pre[w, lvl, cnt - 1]
                 if base >= end:
-                    _wsync()
-                    if lane == 0:  # emptied: the level above fills it afresh
-                        L_cnt[w, lvl] = 0
-                        L_base[w, lvl] = 0
                     lvl -= 1
                     continue
-                d = lvl + 1
-                # the next level's entries so far (it fills over several rounds: see below) and
-                # the tasks this round may take so that their valid ones fit its 32 slots
-                c0 = 0
-                if d < k - 1:
-                    c0 = L_cnt[w, d]
-                room = 32 - c0
-                take = end - base
-                if take > room:
-                    take = room
                 q = base + lane
                 valid = False
                 v = 0
                 p = 0
-                if lane < take:
+                if q < end:
                     a = 0
                     b = cnt - 1
                     while a < b:
@@ -446,9 +425,13 @@ def _make_dfs_kernel(KMAX, W, wide):
                                         chk_in)
                 mask = _ballot(valid)
                 nv = cuda.popc(mask)
+                take = end - base
+                if take > 32:
+                    take = 32
                 _wsync()
                 if lane == 0:
                     L_base[w, lvl] = base + take
+                d = lvl + 1
                 if d == k - 1:
                     if nv > 0:
                         if collect != 0:
@@ -472,13 +455,9 @@ def _make_dfs_kernel(KMAX, W, wide):
                                     old = cuda.atomic.add(ctl, C_FOUND, nv)
                                     if old + nv >= stop_at:
                                         cuda.atomic.exch(ctl, C_STOP, 1)
-                else:
-                    # gMatch Sec. 4.2's batching, across rounds: the valid extensions are
-                    # appended to the next level's entries, and the warp descends once they
-                    # number ``acc_min`` or this level has no task left -- a thin subtree
-                    # (a few children per entry) otherwise gives rounds of a few busy lanes
+                elif nv > 0:
                     if valid:
-                        s1 = c0 + cuda.popc(mask & lt_mask)
+                        s1 = cuda.popc(mask & lt_mask)
                         m[d] = v
                         lo2, n2, kd2 = _local_cands(d + 1, m, drv_ptr, drv_j, drv_dir, indptr,
                                                     in_indptr, cand_ptr, order, cidx, row_off,
@@ -488,19 +467,16 @@ def _make_dfs_kernel(KMAX, W, wide):
                         S_lo[w, d, s1] = lo2
                         S_kind[w, d, s1] = kd2
                         S_pre[w, d, s1] = n2
-                    if nv > 0:
-                        _wsync()
-                        if lane == 0:
-                            L_cnt[w, d] = c0 + nv
-                            acc = S_pre[w, d, c0]
-                            if c0 > 0:
-                                acc += S_pre[w, d, c0 - 1]
-                                S_pre[w, d, c0] = acc
-                            for s2 in range(c0 + 1, c0 + nv):
-                                acc += S_pre[w, d, s2]
-                                S_pre[w, d, s2] = acc
-                    if c0 + nv > 0 and (c0 + nv >= acc_min or base + take >= end):
-                        lvl = d
+                    if lane == 0:
+                        L_cnt[w, d] = nv
+                        L_base[w, d] = 0
+                    _wsync()
+                    if lane == 0:
+                        acc = S_pre[w, d, 0]
+                        for s2 in range(1, nv):
+                            acc += S_pre[w, d, s2]
+                            S_pre[w, d, s2] = acc
+                    lvl = d
             if lane == 0 and found > 0:
                 cuda.atomic.add(task_count, org, found)
             _wsync()
@@ -588,7 +564,7 @@ class GMatchEngine(faults.Recovery):
 
     def __init__(self, *, pool_target=None, bfs_levels=None, out_capacity=None, steal=None,
                  queue_capacity=1 << 15, memory_budget=None, blocks=None, time_limit=None,
-                 host_rows=None, candidate_space=None, donate_min=None, acc_min=None):
+                 host_rows=None, candidate_space=None, donate_min=None):
         self.xp = array_module()
         env = os.environ.get  # NX_GSM_GMATCH_* knobs let test harnesses reach engines by name
         if pool_target is None and env("NX_GSM_GMATCH_POOL_TARGET"):
@@ -602,10 +578,6 @@ class GMatchEngine(faults.Recovery):
             candidate_space = env("NX_GSM_GMATCH_SPACE", "1") != "0"
         self.candidate_space = bool(candidate_space)
         self.donate_min = donate_min
-        self.acc_min = ACC_MIN if acc_min is None else int(acc_min)
-        if not 1 <= self.acc_min <= 32:
-            raise ValueError(f"acc_min must be 1..32 (entries a level gathers before the DFS "
-                             f"descends), got {acc_min}")
         if time_limit is None and env("NX_GSM_GMATCH_TIME_LIMIT"):
             time_limit = float(env("NX_GSM_GMATCH_TIME_LIMIT"))
         self.pool_target = pool_target
@@ -789,14 +761,13 @@ class GMatchEngine(faults.Recovery):
                 with _quiet():
                     kern[1, 32 * W](*dp.dfs_args(), _kernel_array(pool), 0,
                                     _kernel_array(xp.zeros(N_CTL, dtype=np.int64)), q_rows,
-                                    q_len, q_org, q_ready, qc, k_tc, 0, _INF, k_out, 0, 0, 0,
-                                    1)
+                                    q_len, q_org, q_ready, qc, k_tc, 0, _INF, k_out, 0, 0, 0)
             blocks = self._grid(kern, W)
         t0 = time.perf_counter()
         faults.point("launch")
         self._launch("dfs", kern, blocks, 32 * W, *dp.dfs_args(), _kernel_array(pool), n_pool,
                      k_ctl, q_rows, q_len, q_org, q_ready, qc, k_tc, int(bool(collect)), stop,
-                     k_out, int(cap), int(self.steal), self._donate_min(dp), self.acc_min)
+                     k_out, int(cap), int(self.steal), self._donate_min(dp))
         t_launch = time.perf_counter() - t0
         stopped = None
         if not _SIM and (self.time_limit is not None or budget is not UNLIMITED):
