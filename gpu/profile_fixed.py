@@ -136,8 +136,7 @@ def profile_pieces(G, base, reps):
         a = [pool, 0, cp.zeros(gm.N_CTL, dtype=np.int64),
              cp.zeros((qc, KMAX), dtype=np.int32), cp.zeros(qc, dtype=np.int32),
              cp.zeros(qc, dtype=np.int64), cp.zeros(qc, dtype=np.int64), qc,
-             cp.zeros(1, dtype=np.int64), 0, gm._INF, cp.zeros((1, dp.k), dtype=np.int32), 0, 1,
-             gm.DONATE_MIN_ROWS]
+             cp.zeros(1, dtype=np.int64), 0, gm._INF, cp.zeros((1, dp.k), dtype=np.int32), 0, 1]
         return [cuda.as_cuda_array(v) if wrap and hasattr(v, "__cuda_array_interface__") else v
                 for v in a]
 

@@ -80,9 +80,6 @@ _INF = np.iinfo(np.int64).max
 # adjacency entries a candidate-space build may visit when gmatch builds it itself (~10 ms of
 # one host thread); a larger one, on an unlabelled graph where it would prune little, is skipped
 SPACE_VISITS = 1 << 23
-# tasks below an entry for it to be worth donating (GMatchEngine._donate_min)
-DONATE_MIN_ROWS = 64
-DONATE_MIN_SPACE = 64
 
 # ---------------------------------------------------------------------------------------------
 # BFS prefix (initialisation phase)
@@ -217,7 +214,7 @@ def _make_dfs_kernel(KMAX, W, wide):
             chk_pei, drv_ptr, drv_j, drv_dir, indptr, indices, emult, in_indptr, in_indices,
             cidx, row_off, sptr, sval, use_cs, eclass, eok, has_el, mono, directed, k, cut_part,
             pool, n_pool, ctl, q_rows, q_len, q_org, q_ready, q_cap, task_count, collect, stop_at,
-            out, cap, steal, donate_min):
+            out, cap, steal):
         """gMatch Sec. 4.1-4.3, Alg. 2: warp-level batch DFS over the task pool.
 
         A non-empty ``cut_part`` adds PBE's DUPREMOVE (``_dup_ok``) from depth 2 on: the pool
@@ -329,7 +326,7 @@ def _make_dfs_kernel(KMAX, W, wide):
                                         break
                                     f += 1
                                 u = c - f
-                                if u > 0 and S_pre[w, lv, c - 1] - ex < donate_min:
+                                if u > 0 and S_pre[w, lv, c - 1] - ex < 64:
                                     u = 0
                                 want = u // 2
                                 if lv < lvl and u >= 1 and want == 0:
@@ -564,7 +561,7 @@ class GMatchEngine(faults.Recovery):
 
     def __init__(self, *, pool_target=None, bfs_levels=None, out_capacity=None, steal=None,
                  queue_capacity=1 << 15, memory_budget=None, blocks=None, time_limit=None,
-                 host_rows=None, candidate_space=None, donate_min=None):
+                 host_rows=None, candidate_space=None):
         self.xp = array_module()
         env = os.environ.get  # NX_GSM_GMATCH_* knobs let test harnesses reach engines by name
         if pool_target is None and env("NX_GSM_GMATCH_POOL_TARGET"):
@@ -577,7 +574,6 @@ class GMatchEngine(faults.Recovery):
         if candidate_space is None:
             candidate_space = env("NX_GSM_GMATCH_SPACE", "1") != "0"
         self.candidate_space = bool(candidate_space)
-        self.donate_min = donate_min
         if time_limit is None and env("NX_GSM_GMATCH_TIME_LIMIT"):
             time_limit = float(env("NX_GSM_GMATCH_TIME_LIMIT"))
         self.pool_target = pool_target
@@ -761,13 +757,13 @@ class GMatchEngine(faults.Recovery):
                 with _quiet():
                     kern[1, 32 * W](*dp.dfs_args(), _kernel_array(pool), 0,
                                     _kernel_array(xp.zeros(N_CTL, dtype=np.int64)), q_rows,
-                                    q_len, q_org, q_ready, qc, k_tc, 0, _INF, k_out, 0, 0, 0)
+                                    q_len, q_org, q_ready, qc, k_tc, 0, _INF, k_out, 0, 0)
             blocks = self._grid(kern, W)
         t0 = time.perf_counter()
         faults.point("launch")
         self._launch("dfs", kern, blocks, 32 * W, *dp.dfs_args(), _kernel_array(pool), n_pool,
                      k_ctl, q_rows, q_len, q_org, q_ready, qc, k_tc, int(bool(collect)), stop,
-                     k_out, int(cap), int(self.steal), self._donate_min(dp))
+                     k_out, int(cap), int(self.steal))
         t_launch = time.perf_counter() - t0
         stopped = None
         if not _SIM and (self.time_limit is not None or budget is not UNLIMITED):
@@ -780,14 +776,6 @@ class GMatchEngine(faults.Recovery):
             self.last_stats["timed_out"] = True
             raise TimeoutError(f"gmatch: search stopped after time_limit={self.time_limit} s")
         return ctl_h, tc_h, out, stopped
-
-    def _donate_min(self, dp):
-        """Untouched tasks an entry needs below it to be donated: moving a unit costs more than
-        finishing a small one. A candidate-space task is nearly always a child (a raw row's
-        is one in 4-20 on labelled data), so the same work takes fewer tasks there."""
-        if self.donate_min is not None:
-            return int(self.donate_min)
-        return DONATE_MIN_SPACE if dp.use_cs else DONATE_MIN_ROWS
 
     def _launch(self, site, kern, blocks, threads, *args):
         """Launch ``kern`` through the thread's kept launches: a call site's later launches
