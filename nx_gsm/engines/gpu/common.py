@@ -16,7 +16,7 @@ import warnings
 import weakref
 
 import numpy as np
-from numba import cuda, int64, uint32
+from numba import cuda, uint32
 
 from . import faults
 from .device import is_simulator
@@ -271,8 +271,8 @@ def _dup_ok(d, v, m, cut_part, chk_ptr, chk_j, chk_out, chk_in):
 
 
 @cuda.jit(device=True)
-def _local_cands(d, m, drv_ptr, drv_j, drv_dir, indptr, in_indptr, cand_ptr, order, cwords,
-                 crank, row_off, sptr, use_cs):
+def _local_cands(d, m, drv_ptr, drv_j, drv_dir, indptr, in_indptr, cand_ptr, order, cidx,
+                 row_off, sptr, use_cs):
     """LC(M, u_d) = N(M(u*)) for the backward neighbour u* with the fewest neighbours (Sec. 4.1).
 
     Returns (start, length, kind): kind 0 = the plan's candidate list (depths without backward
@@ -294,15 +294,11 @@ def _local_cands(d, m, drv_ptr, drv_j, drv_dir, indptr, in_indptr, cand_ptr, ord
         j = drv_j[t]
         x = m[j]
         if use_cs != 0:
-            # x's rank among the driving node's candidates (its row of the slot's lists):
-            # the candidates before x's 32-node word, then those below x in that word
-            u = order[j]
-            word = cwords[u, x >> 5]
+            ci = cidx[order[j], x]
             a = best_lo * 0
             b = a
-            if (word >> (x & 31)) & 1:  # (a feasible row's images are candidates: always)
-                below = word & ((int64(1) << (x & 31)) - 1)
-                r = row_off[t] + crank[u, x >> 5] + cuda.popc(below)
+            if ci >= 0:  # (a feasible row's images are candidates: always)
+                r = row_off[t] + ci
                 a = sptr[r]
                 b = sptr[r + 1]
             kd = 3 + j
@@ -678,24 +674,18 @@ class _DevPlan:
                 h(plan.chk_pei, np.int32), h(plan.drv_ptr, np.int32), h(plan.drv_j, np.int32),
                 h(plan.drv_dir, np.int32), h(eclass, np.int32), h(plan.eok, np.uint8)]
         # the candidate space (:mod:`nx_gsm.plan.space`) where the engine gives one, else 1-element
-        # stand-ins the kernels never read (``use_cs`` 0). A candidate's row of the space is
-        # its rank among its node's candidates: counted from the candidate bits as 32-bit
-        # words and their ranks (the space's ``cidx``, k x n int32, was most of the upload)
+        # stand-ins the kernels never read (``use_cs`` 0)
         self.use_cs = int(space is not None)
-        if space is not None:
-            words, rank = _bit_ranks(plan.cand_bits)
-            host += [h(words, np.uint32), h(rank, np.int32), h(space.row_off, np.int64),
-                     h(space.ptr, np.int64), h(space.val, np.int32)]
-        else:
-            host += [np.zeros((1, 1), dtype=np.uint32), np.zeros((1, 1), dtype=np.int32),
-                     np.zeros(1, dtype=np.int64), np.zeros(2, dtype=np.int64),
-                     np.zeros(1, dtype=np.int32)]
+        one32, one64 = np.zeros((1, 1), dtype=np.int32), np.zeros(1, dtype=np.int64)
+        host += [h(space.cidx, np.int32), h(space.row_off, np.int64), h(space.ptr, np.int64),
+                 h(space.val, np.int32)] if space is not None else \
+            [one32, one64, np.zeros(2, dtype=np.int64), one32.reshape(1)]
         placed = None
         if slots is not None and all(isinstance(x, np.ndarray) for x in host):
             placed = slots.place(host, self)
         (self.order, self.cand_bits, self.cand_ptr, self.cand_flat, self.chk_ptr, self.chk_j,
          self.chk_out, self.chk_in, self.chk_peo, self.chk_pei, self.drv_ptr, self.drv_j,
-         self.drv_dir, self.eclass, self.eok, self.cwords, self.crank, self.row_off, self.sptr,
+         self.drv_dir, self.eclass, self.eok, self.cidx, self.row_off, self.sptr,
          self.sval) = placed or _upload_mixed(host, xp)
         self.indptr, self.indices, self.mult, self.in_indptr, self.in_indices = garrs
         # part id per data node for gmatch's DUPREMOVE filter (_dup_ok); size 0 turns it off
@@ -728,23 +718,10 @@ class _DevPlan:
                 self.mono, self.directed, self.k, self.cut_part)
 
     def space_args(self):
-        return (self.cwords, self.crank, self.row_off, self.sptr, self.sval, self.use_cs)
+        return (self.cidx, self.row_off, self.sptr, self.sval, self.use_cs)
 
 
 
-
-
-def _bit_ranks(cand_bits):
-    """The candidate bits (``k x ceil(n/8)`` bytes, little bit order) as ``k x ceil(n/32)``
-    uint32 words, and each word's rank: the candidates of the row in the words before it."""
-    k, nb = cand_bits.shape
-    pad = np.zeros((k, -(-nb // 4) * 4), dtype=np.uint8)
-    pad[:, :nb] = cand_bits
-    words = pad.view("<u4")
-    per = np.unpackbits(pad.reshape(k, -1, 4), axis=2).sum(axis=2, dtype=np.int32)
-    rank = np.zeros_like(per)
-    np.cumsum(per[:, :-1], axis=1, out=rank[:, 1:])
-    return np.ascontiguousarray(words, dtype=np.uint32), rank
 
 
 def _host(a):

@@ -99,10 +99,10 @@ def _level_grid(n):
 
 
 @cuda.jit
-def _bfs_level_kernel(rows, L, n, g, drv_ptr, drv_j, drv_dir, in_indptr, cand_ptr, cwords,
-                      crank, row_off, sptr, sval, use_cs, order, cand_bits, cand_flat, chk_ptr,
-                      chk_j, chk_out, chk_in, chk_peo, chk_pei, indptr, indices, emult,
-                      in_indices, eclass, eok, has_el, mono, directed, cut_part, out, cap, cnt):
+def _bfs_level_kernel(rows, L, n, g, drv_ptr, drv_j, drv_dir, in_indptr, cand_ptr, cidx,
+                      row_off, sptr, sval, use_cs, order, cand_bits, cand_flat, chk_ptr, chk_j,
+                      chk_out, chk_in, chk_peo, chk_pei, indptr, indices, emult, in_indices,
+                      eclass, eok, has_el, mono, directed, cut_part, out, cap, cnt):
     """gMatch Sec. 4.3 (initialisation phase), one BFS level in one launch: the feasible
     extensions of the frontier ``rows`` (n, L) appended to ``out`` (cap, L+1).
 
@@ -126,7 +126,7 @@ def _bfs_level_kernel(rows, L, n, g, drv_ptr, drv_j, drv_dir, in_indptr, cand_pt
     for r in range(first, n, groups):
         m = rows[r]
         lo, c, kd = _local_cands(L, m, drv_ptr, drv_j, drv_dir, indptr, in_indptr, cand_ptr,
-                                 order, cwords, crank, row_off, sptr, use_cs)
+                                 order, cidx, row_off, sptr, use_cs)
         for b in range(sub * 32, c, g * 32):
             i = b + lane
             good = False
@@ -212,9 +212,9 @@ def _make_dfs_kernel(KMAX, W, wide):
     @cuda.jit
     def dfs(order, cand_bits, cand_ptr, cand_flat, chk_ptr, chk_j, chk_out, chk_in, chk_peo,
             chk_pei, drv_ptr, drv_j, drv_dir, indptr, indices, emult, in_indptr, in_indices,
-            cwords, crank, row_off, sptr, sval, use_cs, eclass, eok, has_el, mono, directed, k,
-            cut_part, pool, n_pool, ctl, q_rows, q_len, q_org, q_ready, q_cap, task_count,
-            collect, stop_at, out, cap, steal):
+            cidx, row_off, sptr, sval, use_cs, eclass, eok, has_el, mono, directed, k, cut_part,
+            pool, n_pool, ctl, q_rows, q_len, q_org, q_ready, q_cap, task_count, collect, stop_at,
+            out, cap, steal):
         """gMatch Sec. 4.1-4.3, Alg. 2: warp-level batch DFS over the task pool.
 
         A non-empty ``cut_part`` adds PBE's DUPREMOVE (``_dup_ok``) from depth 2 on: the pool
@@ -280,8 +280,7 @@ def _make_dfs_kernel(KMAX, W, wide):
                 for j in range(L):
                     m[j] = S_v[w, j, 0]
                 lo0, n0, kd0 = _local_cands(L, m, drv_ptr, drv_j, drv_dir, indptr, in_indptr,
-                                            cand_ptr, order, cwords, crank, row_off, sptr,
-                                            use_cs)
+                                            cand_ptr, order, cidx, row_off, sptr, use_cs)
                 S_lo[w, L - 1, 0] = lo0
                 S_kind[w, L - 1, 0] = kd0
                 S_pre[w, L - 1, 0] = n0
@@ -458,8 +457,8 @@ def _make_dfs_kernel(KMAX, W, wide):
                         s1 = cuda.popc(mask & lt_mask)
                         m[d] = v
                         lo2, n2, kd2 = _local_cands(d + 1, m, drv_ptr, drv_j, drv_dir, indptr,
-                                                    in_indptr, cand_ptr, order, cwords, crank,
-                                                    row_off, sptr, use_cs)
+                                                    in_indptr, cand_ptr, order, cidx, row_off,
+                                                    sptr, use_cs)
                         S_v[w, d, s1] = v
                         S_par[w, d, s1] = p
                         S_lo[w, d, s1] = lo2
