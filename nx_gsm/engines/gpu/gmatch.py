@@ -541,10 +541,12 @@ class GMatchEngine(faults.Recovery):
       the free device memory);
     * ``blocks``: grid size override;
     * ``time_limit``: seconds per DFS launch, after which the kernel is stopped and
-      ``TimeoutError`` raised (for benchmarks).
+      ``TimeoutError`` raised (for benchmarks);
+    * ``candidate_space``: local candidate sets from the plan's candidate space (default True;
+      False: raw adjacency rows, as device-resident plans always use).
 
-    ``NX_GSM_GMATCH_POOL_TARGET``, ``NX_GSM_GMATCH_STEAL`` (0/1), ``NX_GSM_GMATCH_HOST_ROWS``
-    and ``NX_GSM_GMATCH_TIME_LIMIT`` set the defaults of the corresponding parameters (for
+    ``NX_GSM_GMATCH_POOL_TARGET``, ``NX_GSM_GMATCH_STEAL`` (0/1), ``NX_GSM_GMATCH_HOST_ROWS``,
+    ``NX_GSM_GMATCH_SPACE`` (0/1) and ``NX_GSM_GMATCH_TIME_LIMIT`` set the defaults of the corresponding parameters (for
     harnesses that pick engines by name).
     Patterns deeper than :data:`KMAX_LIMIT` run on the CPU engine (logged). ``last_stats`` holds
     the last run's pool size, grid, donations and timings.
