@@ -112,6 +112,7 @@ def main():
         sys.exit(1)
     bfs_level_cases(rnd, nm)
     kept_plan_cases(rnd, nm)
+    space_choice_cases()
     print("SIM OK")
 
 
@@ -242,3 +243,49 @@ def kept_plan_cases(rnd, nm):
 
 if __name__ == "__main__":
     main()
+
+
+def space_choice_cases():
+    """When the kernels' local sets come from the candidate space (``GMatchEngine._space``):
+    by default; not when switched off, for a pattern without driver edges, for a space whose
+    build would read more than ``SPACE_VISITS`` adjacency entries (unless the host levels built
+    it already), or past an eighth of the memory budget. ``_space_visits`` counts exactly the
+    adjacency entries of the driving nodes' candidates."""
+    import numpy as np
+
+    from nx_gsm.engines.gpu import gmatch as gm
+    from nx_gsm.plan.space import build_space
+
+    def fresh(G, H):
+        return prepare(G, H, "mono")[0]
+
+    G, H = nx.cycle_graph(9000), nx.path_graph(4)
+    plan = fresh(G, H)
+    want = sum(int(np.diff(plan.G.indptr)[plan.cand[int(plan.order[int(j)])]].sum())
+               for j in plan.drv_j)
+    fails = []
+    if gm._space_visits(plan) != want or want != 3 * 2 * 9000:
+        fails.append(f"visits {gm._space_visits(plan)}, want {want}")
+    if GMatchEngine()._space(plan) is None:
+        fails.append("default: no space")
+    if GMatchEngine(candidate_space=False)._space(fresh(G, H)) is not None:
+        fails.append("candidate_space=False: a space")
+    if GMatchEngine()._space(fresh(G, nx.empty_graph(3))) is not None:
+        fails.append("no driver edges: a space")
+    limit = gm.SPACE_VISITS
+    gm.SPACE_VISITS = want - 1
+    try:
+        p2 = fresh(G, H)
+        if GMatchEngine()._space(p2) is not None:
+            fails.append("over SPACE_VISITS: a space")
+        build_space(p2)  # as the host levels do
+        if GMatchEngine()._space(p2) is None:
+            fails.append("over SPACE_VISITS but built already: no space")
+    finally:
+        gm.SPACE_VISITS = limit
+    # 4 x 9,000 int32 cidx alone: 144,000 bytes, past an eighth of a 1 MiB budget
+    if GMatchEngine(memory_budget=1 << 20)._space(fresh(G, H)) is not None:
+        fails.append("past the memory budget: a space")
+    print("space choice:", fails or "ok", flush=True)
+    if fails:
+        sys.exit(1)
