@@ -279,9 +279,8 @@ def _local_cands(d, m, drv_ptr, drv_j, drv_dir, indptr, in_indptr, cand_ptr, ord
     neighbours), 1 = an out-adjacency row, 2 = an in-adjacency row (directed graphs), ``3 + j``
     = with ``use_cs``, the candidate-space list of ``m[j]`` (:mod:`nx_gsm.plan.space`:
     N(M(u*)) already cut to u_d's candidates joined by a fitting edge; the shortest of the
-    drivers' lists). On
-    yeast's 71 labels a raw row is mostly other labels: the space's lists hold 4-22x fewer
-    tasks over a whole 16-node search (gpu/NOTES.md v26), and each round of a warp checks 32.
+    drivers' lists). On yeast's 71 labels a raw row is mostly other labels: the space's lists
+    hold 4-22x fewer tasks over a whole 16-node search (gpu/NOTES.md v26).
     """
     t0 = drv_ptr[d]
     t1 = drv_ptr[d + 1]

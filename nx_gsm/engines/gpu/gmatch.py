@@ -18,9 +18,8 @@ Implements gMatch (PVLDB 19(8), 2026; ``shared/papers/gmatch-fine-grained-gpu.tx
   the backward neighbours' lists: a list of the plan's candidate space -- the neighbours that
   are candidates of the depth's node through a fitting edge, CFL / DP-iso's structure, which
   the CPU engine reads too -- or, for a device-resident plan, a raw adjacency row); lane ``j``
-  takes task ``base + j``, rebuilds its
-  partial match by following parent links, checks one candidate, and a ballot compacts the valid
-  ones into the next level.
+  takes task ``base + j``, rebuilds its partial match by following parent links, checks one
+  candidate, and a ballot compacts the valid ones into the next level.
 * **Load balancing (Sec. 4.3, dynamic phase).** Warps take pool rows through an atomic counter;
   once the pool is empty, idle warps announce themselves (and back off exponentially) and busy
   warps donate up to half of their untouched entries at their shallowest level -- entries with
