@@ -241,10 +241,6 @@ def kept_plan_cases(rnd, nm):
         sys.exit(1)
 
 
-if __name__ == "__main__":
-    main()
-
-
 def space_choice_cases():
     """When the kernels' local sets come from the candidate space (``GMatchEngine._space``):
     by default; not when switched off, for a pattern without driver edges, for a space whose
@@ -289,3 +285,7 @@ def space_choice_cases():
     print("space choice:", fails or "ok", flush=True)
     if fails:
         sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
