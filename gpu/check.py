@@ -625,6 +625,9 @@ def phase_bench(rec, budget, per_group, cpu_timeout, vf2_timeout, gpu_limit, onl
                         if sum(times) > 0.5:
                             break
                 row["gmatch_s"] = statistics.median(times)
+                # every run: the card host's timing noise is visible per query (v26: host-only
+                # queries 0.14-13x apart between calls)
+                row["gmatch_runs_s"] = [round(x, 6) for x in times]
                 row["count"] = c
                 if baseline == "cpu" and row["gmatch_s"] < 3.0:
                     # ablations on the same plan: no work donation; a BFS prefix of 3 levels;
