@@ -155,8 +155,7 @@ def _bfs_level_kernel(rows, L, n, g, drv_ptr, drv_j, drv_dir, in_indptr, cand_pt
 def _space_visits(plan):
     """Adjacency entries :func:`~nx_gsm.plan.space.build_space` reads: per driver slot, the
     out- (or in-) degrees of the driving pattern node's candidates."""
-    G = plan.G
-    deg = (np.diff(G.indptr), np.diff(G.in_indptr))
+    deg = (plan.G.out_degree(), plan.G.in_degree())
     total = 0
     for t in range(plan.drv_j.size):
         w = int(plan.order[int(plan.drv_j[t])])
@@ -545,8 +544,8 @@ class GMatchEngine(faults.Recovery):
       False: raw adjacency rows, as device-resident plans always use).
 
     ``NX_GSM_GMATCH_POOL_TARGET``, ``NX_GSM_GMATCH_STEAL`` (0/1), ``NX_GSM_GMATCH_HOST_ROWS``,
-    ``NX_GSM_GMATCH_SPACE`` (0/1) and ``NX_GSM_GMATCH_TIME_LIMIT`` set the defaults of the corresponding parameters (for
-    harnesses that pick engines by name).
+    ``NX_GSM_GMATCH_SPACE`` (0/1) and ``NX_GSM_GMATCH_TIME_LIMIT`` set the defaults of the
+    corresponding parameters (for harnesses that pick engines by name).
     Patterns deeper than :data:`KMAX_LIMIT` run on the CPU engine (logged). ``last_stats`` holds
     the last run's pool size, grid, donations and timings.
     """
