@@ -110,10 +110,30 @@ def main():
     if eng.last_stats["host_levels"] != 0 or eng.last_stats["pool_depth"] < 2:
         print("host_rows=0 did not keep the prefix on the device:", eng.last_stats)
         sys.exit(1)
+    donation_cases(nm)
     bfs_level_cases(rnd, nm)
     kept_plan_cases(rnd, nm)
     space_choice_cases()
     print("SIM OK")
+
+
+def donation_cases(nm):
+    """One pool row and seven idle warps, so the busy warp must donate: the donations pass
+    through a ring of two slots (every slot reused, generations told apart) and each is
+    claimed through its ticket; the count, the collected set and a limit stay exact."""
+    G = nx.complete_graph(12)
+    nx.set_node_attributes(G, {v: "r" if v == 0 else "x" for v in G}, "c")
+    H = nx.path_graph(5)
+    nx.set_node_attributes(H, {v: "r" if v == 0 else "x" for v in H}, "c")
+    kw = {"pool_target": 1, "steal": True, "queue_capacity": 2, "host_rows": 0}
+    check(G, H, "mono", "donation/ring-of-2", kw, node_match=nm)
+    eng = GMatchEngine(blocks=1, **kw)
+    got = eng.count(prepare(G, H, "mono", node_match=nm)[0])
+    st = eng.last_stats
+    if got != 11 * 10 * 9 * 8 or st["pool_rows"] != 1 or st["donated"] < 3 or \
+            st["stolen"] != st["donated"]:
+        print("donation not exercised as expected:", got, st)
+        sys.exit(1)
 
 
 def bfs_level_cases(rnd, nm):

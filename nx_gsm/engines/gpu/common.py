@@ -114,8 +114,10 @@ def _quiet():
 # ---------------------------------------------------------------------------------------------
 @cuda.jit(device=True)
 def _ring_take(ctl, c_head, c_tail, c_busy, c_idle, ready, r_off, q_cap):
-    """gMatch Sec. 4.3's global ring of donated work, the claiming side (gMatch's ``_fetch``
-    and GAMMA's ``_claim``), run by lane 0 of an idle warp counted idle and not busy in
+    """gMatch Sec. 4.3's global ring of donated work, the claiming side of GAMMA's ``_claim``
+    (gmatch's ``_fetch`` uses a ticket queue instead: under thousands of idle warps this
+    compare-and-swap on a shared head hands out about one entry per microsecond, gpu/NOTES.md
+    v27), run by lane 0 of an idle warp counted idle and not busy in
     ``ctl[c_idle]`` / ``ctl[c_busy]``. ``ctl[c_head]``/``ctl[c_tail]`` count claims and
     reservations; slot ``h % q_cap``'s ready word ``ready[r_off + h % q_cap]`` carries
     generation ``h + 1`` once its donor has written it. Returns the claimed ``h`` (the warp
