@@ -48,3 +48,49 @@ def test_counts_from_each_process_and_a_killed_one_not_counted(tmp_path):
     assert t["jobs"]["test_slow"]["rc"] == "timeout" and t["rc"] == 1
     # junit's class name carries the file's path from pytest's rootdir, which varies
     assert len(t["failures"]) == 1 and t["failures"][0].endswith("test_bad::test_c")
+
+
+def test_each_suite_warms_its_engines_and_the_baseline_worker_first(tmp_path):
+    """The bench's per-suite warm-up (v27: on a fresh card host the first timed yeast-16
+    query compiled host-level code inside its timing) runs the default engine, every variant
+    and the baseline worker once on the dataset's warm-up query, untimed."""
+    import networkx as nx
+
+    import nx_gsm
+
+    base = tmp_path / "yeast"
+    (base / "query_graph").mkdir(parents=True)
+    (base / "query_graph" / "query_dense_16_1.graph").write_text(
+        "t 3 2\nv 0 1 1\nv 1 1 2\nv 2 1 1\ne 0 1\ne 1 2\n")
+    Gx = nx.path_graph(5)
+    nx.set_node_attributes(Gx, 1, "label")
+    G = nx_gsm.from_networkx(Gx, node_attrs=["label"])
+
+    class Eng:
+        def __init__(self):
+            self.plans = []
+
+        def count(self, plan):
+            self.plans.append(plan)
+            return 0
+
+    class Worker:
+        calls = []
+
+        def run(self, *args):
+            self.calls.append(args)
+            return ("ok", 6, 0.0)
+
+    eng, variants, worker = Eng(), {"a": Eng(), "b": Eng()}, Worker()
+    check._warm_suite("yeast", base, G, eng, variants, worker, "cpu")
+    assert [len(e.plans) for e in (eng, *variants.values())] == [1, 1, 1]
+    assert eng.plans[0].k == 3
+    assert [(a[0], Path(a[2]).name) for a in worker.calls] == [("cpu", "query_dense_16_1.graph")]
+    # the VF2 suite: the engines, not the (NetworkX) baseline
+    check._warm_suite("yeast", base, G, eng, variants, worker, "vf2")
+    assert [len(e.plans) for e in (eng, *variants.values())] == [2, 2, 2]
+    assert len(worker.calls) == 1
+    # a dataset without a warm-up query (or without the file) warms nothing
+    check._warm_suite("wordnet", base, G, eng, variants, worker, "cpu")
+    check._warm_suite("human", base, G, eng, variants, worker, "cpu")
+    assert len(eng.plans) == 2 and len(worker.calls) == 1
