@@ -26,8 +26,9 @@ Implements gMatch (PVLDB 19(8), 2026; ``shared/papers/gmatch-fine-grained-gpu.tx
   at least two levels and 64 tasks below them, at most one per idle warp -- to a global ring
   (a ticket queue: each idle warp polls its own slot; slots carry generations; termination by
   a busy counter that donations join, see :func:`_fetch`), a simplified STMatch-style split as
-  the paper describes. Measured (gpu/NOTES.md v27): 0.75-0.9x the DFS time of the largest
-  yeast-16 searches, and on those whose pool almost balances itself no slower than without.
+  the paper describes. Measured against no donation (gpu/NOTES.md v27, yeast-16): 0.31x the
+  DFS time on dense_16_13, 0.65x on dense_16_8, 0.77x on sparse_16_17; up to 1.16x where the
+  pool almost balances itself (sparse_16_7).
 
 Semantics are exactly the CPU engine's (``nx_gsm.engines.cpu._consistent``): candidate bits, an
 injectivity scan, and per earlier depth the multiplicity tests of ``chk_out``/``chk_in``
