@@ -16,7 +16,10 @@ Phases, each timed and bounded (``--budget`` seconds in all; later phases shrink
    8-vertex and yeast 16-vertex queries (a deterministic subset: the first N of each group); and
    gmatch end-to-end against NetworkX VF2 on the yeast 8-vertex queries VF2 finishes within 10 s.
    CPU/VF2 timeouts are kept as lower bounds of the ratio (``geo+lb``); queries gmatch finishes
-   in < 3 s are re-run with work donation off and with a 3-level BFS prefix (ablations).
+   in < 3 s are re-run with work donation off and with a 3-level BFS prefix (ablations). Each
+   suite first runs its engines and the CPU worker once, untimed, on a warm-up query of its
+   dataset (a fresh host's Numba cache is empty: the toy counts of ``warmup`` do not compile
+   every host-level specialisation).
 6. ``engines``: cpu, gmatch, gsi, geneva and auto enumerating every match of the yeast, human
    and wordnet 4-/8-vertex queries and of small labelled patterns on GitHub and Enron
    (``gpu/bench_engines.py``): per-set times, ratios to the best engine, auto's choices, peak
