@@ -119,21 +119,28 @@ def main():
 
 def donation_cases(nm):
     """One pool row and seven idle warps, so the busy warp must donate: the donations pass
-    through a ring of two slots (every slot reused, generations told apart) and each is
-    claimed through its ticket; the count, the collected set and a limit stay exact."""
+    through a ring of one slot (from the second on, each reuses it: generations tell them
+    apart) and each is claimed through its ticket; the count, the collected set and a limit
+    (which stops the search while idle warps hold tickets) stay exact."""
     G = nx.complete_graph(12)
     nx.set_node_attributes(G, {v: "r" if v == 0 else "x" for v in G}, "c")
     H = nx.path_graph(5)
     nx.set_node_attributes(H, {v: "r" if v == 0 else "x" for v in H}, "c")
-    kw = {"pool_target": 1, "steal": True, "queue_capacity": 2, "host_rows": 0}
-    check(G, H, "mono", "donation/ring-of-2", kw, node_match=nm)
-    eng = GMatchEngine(blocks=1, **kw)
-    got = eng.count(prepare(G, H, "mono", node_match=nm)[0])
+    plan, _, _ = prepare(G, H, "mono", node_match=nm)
+    eng = GMatchEngine(blocks=1, pool_target=1, steal=True, queue_capacity=1, host_rows=0)
+    got = eng.count(plan)
     st = eng.last_stats
-    if got != 11 * 10 * 9 * 8 or st["pool_rows"] != 1 or st["donated"] < 3 or \
+    if got != 11 * 10 * 9 * 8 or st["pool_rows"] != 1 or st["donated"] < 1 or \
             st["stolen"] != st["donated"]:
         print("donation not exercised as expected:", got, st)
         sys.exit(1)
+    ref = set(map(tuple, _rows(CpuEngine().iter_chunks(plan), plan.k).tolist()))
+    rows = _rows(eng.iter_chunks(plan), plan.k)
+    lim = eng.count(plan, limit=1000)
+    if len(rows) != got or set(map(tuple, rows.tolist())) != ref or lim != 1000:
+        print("donation: collect or limit differs:", len(rows), lim)
+        sys.exit(1)
+    print("donation/ring-of-1: ok", st, flush=True)
 
 
 def bfs_level_cases(rnd, nm):
