@@ -101,6 +101,16 @@ def main():
         print("the wide host levels did not finish the search (its last level counted):",
               got, eng.last_stats)
         sys.exit(1)
+    # a count's last level counted on the host past host_rows (host_count_rows): 1,560-row
+    # frontier under a cap of 2,000 rows, 59,280 matches counted, nothing on the device
+    eng = GMatchEngine(blocks=1, pool_target=1 << 20, host_rows=2000, host_count_rows=60000,
+                       steal=False)
+    got = eng.count(prepare(nx.complete_graph(40), nx.path_graph(3), "mono")[0])
+    if got != 40 * 39 * 38 or "t_upload" in eng.last_stats or \
+            not eng.last_stats.get("host_counted"):
+        print("host_count_rows did not let the host count the last level:", got,
+              eng.last_stats)
+        sys.exit(1)
     # host_rows=0: every prefix level on the GPU's BFS kernels
     P5 = nx.path_graph(5)
     nx.set_node_attributes(P5, {v: "r" if v == 0 else "x" for v in P5}, "c")

@@ -215,3 +215,21 @@ def test_expand_small_equals_expand_and_respects_cap(cls, n):
                     _, levels, last = cpu.host_levels(P, front, cap, 1, threads, wide,
                                                       count_last=True)
                     assert last == want and levels == (want is not None)
+
+
+@pytest.mark.parametrize("threads, wide", [(1, cpu.WIDE_ROWS), (4, 1)])
+def test_host_levels_count_cap_bounds_the_counted_level_alone(threads, wide):
+    """P4 into K8: levels of 8, 56 and 336 rows, then 1,680 matches. Under a cap of 400 rows
+    the written levels fit and the counted last level does not -- unless ``count_cap`` lets
+    it (a count writes nothing); on one thread and on blocks of several (the wide path)."""
+    plan, _, _ = prepare(nx.complete_graph(8), nx.path_graph(4), "mono")
+    P = cpu.plan_arrays(plan)
+    roots = np.ascontiguousarray(
+        plan.cand_flat[plan.cand_ptr[0]:plan.cand_ptr[1]].astype(np.int32)[:, None])
+    front, levels, last = cpu.host_levels(P, roots, 400, plan.k, threads, wide,
+                                          count_last=True)
+    assert last is None and levels == 2 and front.shape == (336, 3)
+    for count_cap, want in ((1680, 1680), (10**6, 1680), (1679, None)):
+        front, levels, last = cpu.host_levels(P, roots, 400, plan.k, threads, wide,
+                                              count_last=True, count_cap=count_cap)
+        assert last == want and levels == 2 + (want is not None) and front.shape == (336, 3)

@@ -342,24 +342,25 @@ WIDE_ROWS = 256
 
 
 @njit(cache=True)
-def _narrow_levels(P, rows, cap, max_levels, wide_rows, prev, count_last):
+def _narrow_levels(P, rows, cap, max_levels, wide_rows, prev, count_last, count_cap):
     """:func:`host_levels`' one-thread levels, while the frontier is under ``wide_rows`` rows:
     ``(rows, levels, prev, stop, matches)``; ``stop`` is False only when it returns at a wide
     frontier whose level is due (every bound checked). With ``count_last`` a narrow last level
-    is counted here (``matches``, else -1): one compiled call still does a small search's
-    every level (a second call from Python, ~20-40 us on the GPU machine's host, was more than
-    the last level of the smallest yeast 16-vertex counts)."""
+    is counted here (``matches``, else -1; at most ``count_cap``): one compiled call still does
+    a small search's every level (a second call from Python, ~20-40 us on the GPU machine's
+    host, was more than the last level of the smallest yeast 16-vertex counts)."""
     k = P[0].size
     levels = 0
     while levels < max_levels and rows.shape[1] < k and 0 < rows.shape[0] < cap:
         n = rows.shape[0]
-        if prev > 0 and n * n > 2 * cap * prev:
+        last = count_last and rows.shape[1] == k - 1
+        if prev > 0 and n * n > 2 * (count_cap if last else cap) * prev:
             return rows, levels, prev, True, -1
         if n >= wide_rows:
             return rows, levels, prev, False, -1
-        if count_last and rows.shape[1] == k - 1:
-            c = _block(P, rows, 0, n, np.empty((1, k), dtype=np.int32), 0, False, cap)
-            if c > cap:
+        if last:
+            c = _block(P, rows, 0, n, np.empty((1, k), dtype=np.int32), 0, False, count_cap)
+            if c > count_cap:
                 return rows, levels, prev, True, -1
             return rows, levels + 1, prev, True, c
         nxt = expand_small(P, rows, cap)
@@ -371,7 +372,8 @@ def _narrow_levels(P, rows, cap, max_levels, wide_rows, prev, count_last):
     return rows, levels, prev, True, -1
 
 
-def host_levels(P, rows, cap, max_levels, threads=1, wide_rows=WIDE_ROWS, count_last=False):
+def host_levels(P, rows, cap, max_levels, threads=1, wide_rows=WIDE_ROWS, count_last=False,
+                count_cap=None):
     """Up to ``max_levels`` levels from ``rows`` while they hold fewer than ``cap`` rows
     (frontiers of ``wide_rows`` rows or more on ``threads`` threads); returns ``(rows,
     levels)``. A level that the last growth factor puts past twice ``cap`` is not tried: a
@@ -384,14 +386,17 @@ def host_levels(P, rows, cap, max_levels, threads=1, wide_rows=WIDE_ROWS, count_
     With ``count_last`` the search's last level, when it is due, is counted, not written (a
     wide one by :func:`expand_wide`'s count pass alone: writing it was a second pass):
     returns ``(rows, levels, matches)``, ``matches`` None unless that level was counted
-    (``rows`` are then the frontier it was counted from)."""
+    (``rows`` are then the frontier it was counted from). ``count_cap`` (default ``cap``)
+    bounds that count instead of ``cap``: a counted level writes nothing, so it may be let
+    past the rows a written level is allowed."""
     k = P[0].size
+    count_cap = cap if count_cap is None else count_cap
     if threads <= 1:
         wide_rows = cap
     levels, prev, last = 0, 0, None
     while True:
         rows, done, prev, stop, counted = _narrow_levels(P, rows, cap, max_levels - levels,
-                                                         wide_rows, prev, count_last)
+                                                         wide_rows, prev, count_last, count_cap)
         levels += done
         if stop:
             last = int(counted) if counted >= 0 else None
@@ -399,7 +404,7 @@ def host_levels(P, rows, cap, max_levels, threads=1, wide_rows=WIDE_ROWS, count_
         n = rows.shape[0]
         blocks = max(1, min(n // 32, 8 * threads))
         if count_last and rows.shape[1] == k - 1:
-            _, fits, size = _wide(P, rows, cap, blocks, _SLACK, False)
+            _, fits, size = _wide(P, rows, count_cap, blocks, _SLACK, False)
             if fits:
                 last, levels = int(size), levels + 1
             break

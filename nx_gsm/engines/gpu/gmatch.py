@@ -561,6 +561,8 @@ class GMatchEngine(faults.Recovery):
       under 32 rows after 4 levels);
     * ``host_rows``: BFS levels of at most this many rows run on the host (default
       :data:`HOST_BFS_ROWS`; 0: every level on the GPU);
+    * ``host_count_rows``: a count's last level is counted on the host up to this many
+      matches (default ``host_rows``; it writes no rows, so it may go past them);
     * ``out_capacity``: rows of the device output buffer (default from the memory budget, at most
       256 MB); larger outputs are counted per pool row and collected in batches that fit;
     * ``steal``: work donation between warps (default True); ``queue_capacity``: ring slots;
@@ -573,8 +575,9 @@ class GMatchEngine(faults.Recovery):
       False: raw adjacency rows, as device-resident plans always use).
 
     ``NX_GSM_GMATCH_POOL_TARGET``, ``NX_GSM_GMATCH_STEAL`` (0/1), ``NX_GSM_GMATCH_HOST_ROWS``,
-    ``NX_GSM_GMATCH_SPACE`` (0/1) and ``NX_GSM_GMATCH_TIME_LIMIT`` set the defaults of the
-    corresponding parameters (for harnesses that pick engines by name).
+    ``NX_GSM_GMATCH_HOST_COUNT_ROWS``, ``NX_GSM_GMATCH_SPACE`` (0/1) and
+    ``NX_GSM_GMATCH_TIME_LIMIT`` set the defaults of the corresponding parameters (for
+    harnesses that pick engines by name).
     Patterns deeper than :data:`KMAX_LIMIT` run on the CPU engine (logged). ``last_stats`` holds
     the last run's pool size, grid, donations and timings.
     """
@@ -590,7 +593,7 @@ class GMatchEngine(faults.Recovery):
 
     def __init__(self, *, pool_target=None, bfs_levels=None, out_capacity=None, steal=None,
                  queue_capacity=1 << 15, memory_budget=None, blocks=None, time_limit=None,
-                 host_rows=None, candidate_space=None):
+                 host_rows=None, candidate_space=None, host_count_rows=None):
         self.xp = array_module()
         env = os.environ.get  # NX_GSM_GMATCH_* knobs let test harnesses reach engines by name
         if pool_target is None and env("NX_GSM_GMATCH_POOL_TARGET"):
@@ -598,6 +601,9 @@ class GMatchEngine(faults.Recovery):
         if host_rows is None:
             host_rows = int(env("NX_GSM_GMATCH_HOST_ROWS", HOST_BFS_ROWS))
         self.host_rows = int(host_rows)
+        if host_count_rows is None and env("NX_GSM_GMATCH_HOST_COUNT_ROWS"):
+            host_count_rows = int(env("NX_GSM_GMATCH_HOST_COUNT_ROWS"))
+        self.host_count_rows = None if host_count_rows is None else int(host_count_rows)
         if steal is None:
             steal = env("NX_GSM_GMATCH_STEAL", "1") != "0"
         if candidate_space is None:
@@ -723,8 +729,9 @@ class GMatchEngine(faults.Recovery):
             return rows, 1, 0, None
         from ..cpu import host_levels, plan_arrays
 
+        count_cap = cap if self.host_count_rows is None else max(cap, self.host_count_rows)
         got = host_levels(plan_arrays(plan), rows, cap, most, numba.get_num_threads(),
-                          count_last=count)
+                          count_last=count, count_cap=count_cap)
         rows, levels, last = got if count else got + (None,)
         if last is not None:
             return None, plan.k, levels, last
