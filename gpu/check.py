@@ -601,11 +601,9 @@ def phase_bench(rec, budget, per_group, cpu_timeout, vf2_timeout, gpu_limit, onl
     eng = GMatchEngine(time_limit=gpu_limit)
     variants = {"no-steal": GMatchEngine(time_limit=2 * gpu_limit, steal=False),
                 "bfs-3-levels": GMatchEngine(time_limit=2 * gpu_limit, bfs_levels=3),
-                # written host levels up to 4,096 rows (the default until v22), a count's
-                # last level still counted on the host up to 16,384 (predicted from v27's
-                # host-4k ablation: 1.09x on yeast-16, gpu/NOTES.md v27)
-                "host-4k-count-16k": GMatchEngine(time_limit=2 * gpu_limit, host_rows=4096,
-                                                  host_count_rows=16384)}
+                # v22-v27's default: written host levels up to 16,384 rows too (v28's
+                # 4,096 took 0.92x its time on yeast-16, gpu/NOTES.md v28)
+                "host-16k": GMatchEngine(time_limit=2 * gpu_limit, host_rows=16384)}
     rows = []
     t_all = time.perf_counter()
     total_share = sum(x[4] for x in suites)
@@ -665,7 +663,7 @@ def phase_bench(rec, budget, per_group, cpu_timeout, vf2_timeout, gpu_limit, onl
                 row["count"] = c
                 if baseline == "cpu" and row["gmatch_s"] < 3.0:
                     # ablations on the same plan: no work donation; a BFS prefix of 3 levels;
-                    # GPU BFS levels from 4,096 rows on, a last level counted on the host
+                    # written host levels up to 16,384 rows (v27's default)
                     row["variants"] = {}
                     for vname, veng in variants.items():
                         vt = []

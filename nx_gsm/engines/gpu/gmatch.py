@@ -70,9 +70,13 @@ C_POOL, C_QHEAD, C_QTAIL, C_BUSY, C_IDLE, C_STOP, C_OUT, C_FOUND, C_DONATED, C_S
 N_CTL = 16 * 10
 
 # host BFS levels (see GMatchEngine._host_prefix) while a level holds at most this many rows,
-# on all host threads from cpu.WIDE_ROWS rows on (gpu/NOTES.md v22, H200: 16,384 against 4,096
-# took 0.87x the time, geomean of 22 yeast-16 queries)
-HOST_BFS_ROWS = 16384
+# on all host threads from cpu.WIDE_ROWS rows on; a count's last level is counted on the host
+# up to HOST_COUNT_ROWS matches (it writes no rows). v22 had one bound of 16,384 (0.87x the
+# time of 4,096 on 22 yeast-16 queries): the counted last levels were what gained, and the
+# written levels past 4,096 lost (gpu/NOTES.md v28, H200: 4,096 / 16,384 against 16,384 for
+# both, 0.92x the time on 35 yeast-16 queries, 0.95x on the 108 of the VF2 suite)
+HOST_BFS_ROWS = 4096
+HOST_COUNT_ROWS = 16384
 # rows a GPU BFS level writes before it is sized exactly and run again (gmatch._expand)
 LEVEL_ROWS = 1 << 20
 KMAX_LIMIT = 32  # deepest stack the shared-memory layout supports (larger patterns use the CPU)
@@ -562,7 +566,8 @@ class GMatchEngine(faults.Recovery):
     * ``host_rows``: BFS levels of at most this many rows run on the host (default
       :data:`HOST_BFS_ROWS`; 0: every level on the GPU);
     * ``host_count_rows``: a count's last level is counted on the host up to this many
-      matches (default ``host_rows``; it writes no rows, so it may go past them);
+      matches (default :data:`HOST_COUNT_ROWS`, never fewer than ``host_rows``; it writes no
+      rows, so it may go past them; without host levels, ``host_rows=0``, none is counted);
     * ``out_capacity``: rows of the device output buffer (default from the memory budget, at most
       256 MB); larger outputs are counted per pool row and collected in batches that fit;
     * ``steal``: work donation between warps (default True); ``queue_capacity``: ring slots;
@@ -601,9 +606,9 @@ class GMatchEngine(faults.Recovery):
         if host_rows is None:
             host_rows = int(env("NX_GSM_GMATCH_HOST_ROWS", HOST_BFS_ROWS))
         self.host_rows = int(host_rows)
-        if host_count_rows is None and env("NX_GSM_GMATCH_HOST_COUNT_ROWS"):
-            host_count_rows = int(env("NX_GSM_GMATCH_HOST_COUNT_ROWS"))
-        self.host_count_rows = None if host_count_rows is None else int(host_count_rows)
+        if host_count_rows is None:
+            host_count_rows = int(env("NX_GSM_GMATCH_HOST_COUNT_ROWS", HOST_COUNT_ROWS))
+        self.host_count_rows = int(host_count_rows)
         if steal is None:
             steal = env("NX_GSM_GMATCH_STEAL", "1") != "0"
         if candidate_space is None:
@@ -729,7 +734,7 @@ class GMatchEngine(faults.Recovery):
             return rows, 1, 0, None
         from ..cpu import host_levels, plan_arrays
 
-        count_cap = cap if self.host_count_rows is None else max(cap, self.host_count_rows)
+        count_cap = max(cap, self.host_count_rows)
         got = host_levels(plan_arrays(plan), rows, cap, most, numba.get_num_threads(),
                           count_last=count, count_cap=count_cap)
         rows, levels, last = got if count else got + (None,)
