@@ -122,6 +122,7 @@ def main():
         sys.exit(1)
     donation_cases(nm)
     bfs_level_cases(rnd, nm)
+    bfs_chain_cases(rnd, nm)
     kept_plan_cases(rnd, nm)
     space_choice_cases()
     print("SIM OK")
@@ -202,6 +203,58 @@ def bfs_level_cases(rnd, nm):
                 rows = want
                 if not len(rows):
                     break
+
+
+def bfs_chain_cases(rnd, nm):
+    """GPU BFS levels launched in chains (``GMatchEngine._chain``, sizes read once a chain)
+    stop where one level at a time stopped -- the target, the last depth, an empty level, a
+    frontier under 32 rows after 4 GPU levels (a 12-cycle's paths) -- with the same rows as
+    the CPU engine's levels, for chains of 1, 2, 4 and 8 levels, and where a level past its
+    buffer is sized and run again alone mid-chain (buffers of 3 rows)."""
+    import numpy as np
+
+    from nx_gsm.engines import cpu
+    from nx_gsm.engines.gpu import gmatch as gm
+    from nx_gsm.engines.gpu.common import _DevPlan
+    from nx_gsm.plan.space import build_space
+
+    rows_cap = gm.LEVEL_ROWS
+    cases = 0
+    graphs = []
+    for cls in (nx.Graph, nx.MultiDiGraph):
+        G = rand_graph(rnd, cls, 8, 0.7, loops=False, n_labels=1, n_elabels=1)
+        graphs.append((G, nx.convert_node_labels_to_integers(
+            G.subgraph(rnd.sample(sorted(G), 6))), ((1, rows_cap), (4, rows_cap), (2, 3))))
+    graphs.append((nx.cycle_graph(12), nx.path_graph(8), ((1, rows_cap), (8, rows_cap))))
+    for G, H, runs in graphs:
+        plan, _, _ = prepare(G, H, "mono")
+        P = cpu.plan_arrays(plan)
+        roots = cpu._expand(P, np.zeros((1, 0), dtype=np.int32))
+        for target in (1 << 20, 40, 2):
+            # one level at a time, as _bfs did before chains
+            want, L, gl = roots, 1, 0
+            while L < plan.k and len(want) and len(want) < target and not (gl >= 4 and
+                                                                            len(want) < 32):
+                want, L, gl = cpu._expand(P, want), L + 1, gl + 1
+            for chain, level_rows in runs:
+                eng = GMatchEngine(blocks=1, bfs_chain=chain)
+                dp = _DevPlan(plan, eng.xp, eng._graph_arrays(plan.G), space=build_space(plan))
+                eng.last_stats = {}
+                gm.LEVEL_ROWS = level_rows
+                try:
+                    got, gL = eng._bfs(dp, np.ascontiguousarray(roots), target)
+                finally:
+                    gm.LEVEL_ROWS = rows_cap
+                got = np.asarray(got)
+                ok = gL == L and got.shape == want.shape and \
+                    set(map(tuple, got.tolist())) == set(map(tuple, want.tolist()))
+                cases += 1
+                if not ok or (chain > 1 and gl > 1 and level_rows == rows_cap and
+                              eng.last_stats["chains"] >= gl):
+                    print(f"bfs-chain {G} target={target} chain={chain} rows={level_rows}: "
+                          f"depth {gL} vs {L}, {got.shape} vs {want.shape}, {eng.last_stats}")
+                    sys.exit(1)
+    print(f"bfs-chain: {cases} cases ok", flush=True)
 
 
 def kept_plan_cases(rnd, nm):

@@ -43,6 +43,7 @@ BFS level), and each batch is collected and streamed to the host.
 from __future__ import annotations
 
 import logging
+import math
 import os
 import time
 
@@ -79,6 +80,7 @@ HOST_BFS_ROWS = 4096
 HOST_COUNT_ROWS = 16384
 # rows a GPU BFS level writes before it is sized exactly and run again (gmatch._expand)
 LEVEL_ROWS = 1 << 20
+BFS_CHAIN = 4  # the most GPU BFS levels launched before their sizes are read (gmatch._chain)
 KMAX_LIMIT = 32  # deepest stack the shared-memory layout supports (larger patterns use the CPU)
 _BUCKETS = ((8, 8), (16, 4), (32, 2))  # (KMAX, warps per block): ~45 KB static shared per block
 _INF = np.iinfo(np.int64).max
@@ -104,10 +106,11 @@ def _level_grid(n):
 
 
 @cuda.jit
-def _bfs_level_kernel(rows, L, n, g, drv_ptr, drv_j, drv_dir, in_indptr, cand_ptr, cidx,
-                      row_off, sptr, sval, use_cs, order, cand_bits, cand_flat, chk_ptr, chk_j,
-                      chk_out, chk_in, chk_peo, chk_pei, indptr, indices, emult, in_indices,
-                      eclass, eok, has_el, mono, directed, cut_part, out, cap, cnt):
+def _bfs_level_kernel(rows, L, n0, ci, cap_in, target, small_from, gfix, sm, drv_ptr, drv_j,
+                      drv_dir, in_indptr, cand_ptr, cidx, row_off, sptr, sval, use_cs, order,
+                      cand_bits, cand_flat, chk_ptr, chk_j, chk_out, chk_in, chk_peo, chk_pei,
+                      indptr, indices, emult, in_indices, eclass, eok, has_el, mono, directed,
+                      cut_part, out, cap, cnt):
     """gMatch Sec. 4.3 (initialisation phase), one BFS level in one launch: the feasible
     extensions of the frontier ``rows`` (n, L) appended to ``out`` (cap, L+1).
 
@@ -115,10 +118,28 @@ def _bfs_level_kernel(rows, L, n, g, drv_ptr, drv_j, drv_dir, in_indptr, cand_pt
     backward-neighbour list) is read 32 candidates at a time, warp ``sub`` taking chunks
     ``sub, sub + g, ...``; a lane checks one candidate (and DUPREMOVE from depth 2 on, for a
     non-empty ``cut_part``) and a ballot reserves the warp's valid ones with one atomic on
-    ``cnt[0]`` (Sec. 4.2's compaction). ``cnt[0]`` ends as the level's size even past ``cap``,
-    where rows are no longer written, so the host can size the buffer and run it again.
+    ``cnt[ci + 1]`` (Sec. 4.2's compaction). ``cnt[ci + 1]`` ends as the level's size even past
+    ``cap``, where rows are no longer written, so the host can size the buffer and run it again.
+
+    Levels launched back to back (``GMatchEngine._chain``) without the host reading a size in
+    between: chain level ``ci`` reads its frontier's size from ``cnt[ci]`` (``n0`` for the
+    first) and grid-strides over it, ``g`` from that size (``gfix`` 0; else ``gfix``); it does
+    nothing but set ``cnt[ci + 1]`` to -1 when the BFS would have stopped before it -- an
+    empty frontier, one past its buffer's ``cap_in`` rows (to be sized and run again), one of
+    ``target`` rows, or one under 32 rows from chain level ``small_from`` on -- or a level
+    before it did so.
     """
     B = cuda.shared.array(_LEVEL_WPB, int64)
+    n = int64(n0)
+    if ci > 0:
+        n = cnt[ci]
+    if n <= 0 or n > cap_in or n >= target or (ci >= small_from and n < 32):
+        if cuda.grid(1) == 0:
+            cnt[ci + 1] = -1
+        return
+    g = int64(gfix)
+    if g == 0:
+        g = max(1, min(32, 32 * sm // n))
     lane = cuda.threadIdx.x & 31
     wib = cuda.threadIdx.x >> 5
     gw = cuda.grid(1) >> 5
@@ -147,7 +168,7 @@ def _bfs_level_kernel(rows, L, n, g, drv_ptr, drv_j, drv_dir, in_indptr, cand_pt
             if mask == 0:
                 continue
             if lane == 0:
-                B[wib] = cuda.atomic.add(cnt, 0, cuda.popc(mask))
+                B[wib] = cuda.atomic.add(cnt, ci + 1, cuda.popc(mask))
             _wsync()
             if good:
                 pos = B[wib] + cuda.popc(mask & below)
@@ -565,6 +586,8 @@ class GMatchEngine(faults.Recovery):
       under 32 rows after 4 levels);
     * ``host_rows``: BFS levels of at most this many rows run on the host (default
       :data:`HOST_BFS_ROWS`; 0: every level on the GPU);
+    * ``bfs_chain``: GPU BFS levels launched before their sizes are read (default
+      :data:`BFS_CHAIN`; 1: a read after every level);
     * ``host_count_rows``: a count's last level is counted on the host up to this many
       matches (default :data:`HOST_COUNT_ROWS`, never fewer than ``host_rows``; it writes no
       rows, so it may go past them; without host levels, ``host_rows=0``, none is counted);
@@ -580,8 +603,8 @@ class GMatchEngine(faults.Recovery):
       False: raw adjacency rows, as device-resident plans always use).
 
     ``NX_GSM_GMATCH_POOL_TARGET``, ``NX_GSM_GMATCH_STEAL`` (0/1), ``NX_GSM_GMATCH_HOST_ROWS``,
-    ``NX_GSM_GMATCH_HOST_COUNT_ROWS``, ``NX_GSM_GMATCH_SPACE`` (0/1) and
-    ``NX_GSM_GMATCH_TIME_LIMIT`` set the defaults of the corresponding parameters (for
+    ``NX_GSM_GMATCH_HOST_COUNT_ROWS``, ``NX_GSM_GMATCH_BFS_CHAIN``, ``NX_GSM_GMATCH_SPACE``
+    (0/1) and ``NX_GSM_GMATCH_TIME_LIMIT`` set the defaults of the corresponding parameters (for
     harnesses that pick engines by name).
     Patterns deeper than :data:`KMAX_LIMIT` run on the CPU engine (logged). ``last_stats`` holds
     the last run's pool size, grid, donations and timings.
@@ -598,7 +621,7 @@ class GMatchEngine(faults.Recovery):
 
     def __init__(self, *, pool_target=None, bfs_levels=None, out_capacity=None, steal=None,
                  queue_capacity=1 << 15, memory_budget=None, blocks=None, time_limit=None,
-                 host_rows=None, candidate_space=None, host_count_rows=None):
+                 host_rows=None, candidate_space=None, host_count_rows=None, bfs_chain=None):
         self.xp = array_module()
         env = os.environ.get  # NX_GSM_GMATCH_* knobs let test harnesses reach engines by name
         if pool_target is None and env("NX_GSM_GMATCH_POOL_TARGET"):
@@ -609,6 +632,11 @@ class GMatchEngine(faults.Recovery):
         if host_count_rows is None:
             host_count_rows = int(env("NX_GSM_GMATCH_HOST_COUNT_ROWS", HOST_COUNT_ROWS))
         self.host_count_rows = int(host_count_rows)
+        if bfs_chain is None:
+            bfs_chain = int(env("NX_GSM_GMATCH_BFS_CHAIN", BFS_CHAIN))
+        if int(bfs_chain) < 1:
+            raise ValueError(f"bfs_chain must be at least 1, got {bfs_chain}")
+        self.bfs_chain = int(bfs_chain)
         if steal is None:
             steal = env("NX_GSM_GMATCH_STEAL", "1") != "0"
         if candidate_space is None:
@@ -683,38 +711,92 @@ class GMatchEngine(faults.Recovery):
         return 8 * sm * 16  # ~8 rows per resident warp (about 16 warps per SM)
 
     # -- BFS prefix -----------------------------------------------------------------------------
-    def _expand(self, dp, rows, L):
+    def _expand(self, dp, rows, L, cap=None):
         """One BFS level: frontier rows (n, L) -> feasible rows (n', L+1), or None if too big.
 
         One launch of :func:`_bfs_level_kernel` and one read of the level's size: a level used
         to be two launches, a prefix sum, a compaction and two host reads (~1 ms on the card,
         gpu/NOTES.md v10). The output buffer holds every row when ``n`` times the longest local
-        candidate set fits :data:`LEVEL_ROWS`; a level past it runs again into a buffer of its
-        exact size, or is refused when that would take more than a quarter of the budget."""
+        candidate set fits :data:`LEVEL_ROWS` (or ``cap`` rows where given: a size already
+        known); a level past it runs again into a buffer of its exact size, or is refused when
+        that would take more than a quarter of the budget."""
         xp = self.xp
         n = int(rows.shape[0])
         faults.point("bfs")
         if n == 0:
             return xp.zeros((0, L + 1), dtype=np.int32)
         room = self._budget() // 4 // (4 * (L + 1))
-        cap = min(n * max(dp.longest, 1), room, LEVEL_ROWS)
+        if cap is None:
+            cap = min(n * max(dp.longest, 1), room, LEVEL_ROWS)
+        elif cap > room:
+            return None
         g, blocks = _level_grid(n)
         k_rows = _kernel_array(rows)
         for _ in range(2):
-            out = xp.empty((cap, L + 1), dtype=np.int32)
-            cnt, k_cnt = self._buf("level_count", 1, np.int64)
-            _sim_reset()
-            self._launch("bfs_level", _bfs_level_kernel, blocks, 32 * _LEVEL_WPB, k_rows, L, n,
-                         g, dp.drv_ptr, dp.drv_j, dp.drv_dir, dp.in_indptr, dp.cand_ptr,
-                         *dp.space_args(), *dp.check_args(), dp.cut_part, _kernel_array(out),
-                         cap, k_cnt)
-            size = int(cnt[0])
+            out = xp.empty((max(cap, 1), L + 1), dtype=np.int32)
+            cnt, k_cnt = self._buf("level_count", 2, np.int64)
+            self._level_launch(dp, blocks, k_rows, L, n, 0, n, _INF, _INF, g, 0,
+                               _kernel_array(out), cap, k_cnt)
+            size = int(cnt[1])
             if size <= cap:
                 return out[:size]
             if size > room:
                 return None
             cap = size
         raise AssertionError("unreachable: the second run's buffer holds the level")
+
+    def _level_launch(self, dp, blocks, k_rows, L, n0, ci, cap_in, target, small_from, g, sm,
+                      k_out, cap, k_cnt):
+        _sim_reset()
+        self._launch("bfs_level", _bfs_level_kernel, blocks, 32 * _LEVEL_WPB, k_rows, L, n0, ci,
+                     cap_in, target, small_from, g, sm, dp.drv_ptr, dp.drv_j, dp.drv_dir,
+                     dp.in_indptr, dp.cand_ptr, *dp.space_args(), *dp.check_args(),
+                     dp.cut_part, k_out, cap, k_cnt)
+
+    def _chain(self, dp, rows, L, m, target, gpu_levels):
+        """Up to ``m`` BFS levels from ``rows`` (n, L) launched back to back, their sizes read
+        once at the end: each level's size read cost a synchronisation (~0.25 ms a level on an
+        H200's host, gpu/NOTES.md v28). A level reads its frontier's size on the device and
+        does nothing where :meth:`_bfs`' loop would have stopped before it (see
+        :func:`_bfs_level_kernel`), so the result is that loop's. Each level's buffer holds
+        its frontier's buffer times the longest local candidate set, at most
+        :data:`LEVEL_ROWS` rows and a ``4 m``-th of the budget; a level past its buffer is
+        sized and run again alone (:meth:`_expand`), or ends the BFS when it would take more
+        than a quarter of the budget.
+
+        Returns (rows, levels done, whether the BFS stops here)."""
+        xp = self.xp
+        n = int(rows.shape[0])
+        faults.point("bfs")
+        budget = self._budget()
+        info = device_info()
+        sim = info["simulator"]
+        sm = 0 if sim else int(info["sm_count"] or 1)
+        blocks = 1 if sim else 4 * sm  # a resident wave of the level kernel (32 warps per SM)
+        cnt, k_cnt = self._buf("level_count", m + 1, np.int64)
+        src, cap_in, outs, caps = _kernel_array(rows), n, [], []
+        for j in range(m):
+            cap = min(cap_in * max(dp.longest, 1), budget // (4 * m) // (4 * (L + j + 1)),
+                      LEVEL_ROWS)
+            if cap <= 0:
+                break
+            out = xp.empty((cap, L + j + 1), dtype=np.int32)
+            k_out = _kernel_array(out)
+            self._level_launch(dp, blocks, src, L + j, n, j, cap_in, target, 4 - gpu_levels,
+                               1 if sim else 0, sm, k_out, cap, k_cnt)
+            outs.append(out)
+            caps.append(cap)
+            src, cap_in = k_out, cap
+        sizes = _host_copy(cnt[: len(outs) + 1])
+        for j, out in enumerate(outs):
+            size = int(sizes[j + 1])
+            if size < 0:
+                return rows, j, False
+            if size > caps[j]:
+                nxt = self._expand(dp, rows, L + j, cap=size)
+                return (rows, j, True) if nxt is None else (nxt, j + 1, False)
+            rows = out[:size]
+        return rows, len(outs), not outs
 
     def _host_prefix(self, plan, roots, target, count=False):
         """The first BFS levels on the host while they stay under ``host_rows`` rows (and
@@ -742,23 +824,38 @@ class GMatchEngine(faults.Recovery):
             return None, plan.k, levels, last
         return np.ascontiguousarray(rows), 1 + levels, levels, None
 
-    def _bfs(self, dp, roots, target, L=1, levels=0):
+    def _bfs(self, dp, roots, target, L=1, levels=0, growth=None):
         """Initialisation phase: expand ``roots`` (rows of depth ``L``, after ``levels`` levels)
-        until ``target`` rows, the last depth, or the budget."""
+        until ``target`` rows, the last depth, or the budget; a frontier that stays under 32
+        rows after 4 GPU levels (a small search) goes to the DFS as it is.
+
+        Levels run in chains (:meth:`_chain`) as long as the levels to ``target`` predicted
+        from ``growth`` (rows per row per level so far, where known) plus one, at most
+        ``bfs_chain``: a level that would not run costs a launch, one too few a chain."""
         xp = self.xp
         rows = xp.ascontiguousarray(xp.asarray(roots), dtype=np.int32).reshape(-1, L)
-        gpu_levels = 0
+        gpu_levels = chains = 0
         while L < dp.k and rows.shape[0] and rows.shape[0] < target:
-            if self.bfs_levels is not None and levels >= self.bfs_levels:
+            most = dp.k - L
+            if self.bfs_levels is not None:
+                most = min(most, self.bfs_levels - levels)
+            if most <= 0 or (gpu_levels >= 4 and rows.shape[0] < 32):
                 break
-            if gpu_levels >= 4 and rows.shape[0] < 32:
-                break  # a frontier that does not grow: a small search, the DFS takes it now
-            nxt = self._expand(dp, rows, L)
-            if nxt is None:
+            n = int(rows.shape[0])
+            m = self.bfs_chain
+            if growth is not None and growth > 1.0:
+                m = min(m, 2 + int(math.log(target / n) / math.log(growth)))
+            rows, done, stop = self._chain(dp, rows, L, max(1, min(m, most)), target,
+                                           gpu_levels)
+            chains += 1
+            L += done
+            levels += done
+            gpu_levels += done
+            if stop or done == 0:
                 break
-            rows, L = nxt, L + 1
-            levels += 1
-            gpu_levels += 1
+            if rows.shape[0]:
+                growth = (rows.shape[0] / n) ** (1.0 / done)
+        self.last_stats.update(gpu_levels=gpu_levels, chains=chains)
         return rows, L
 
     # -- DFS ------------------------------------------------------------------------------------
@@ -922,8 +1019,8 @@ class GMatchEngine(faults.Recovery):
         t0 = time.perf_counter()
         KMAX, W = _bucket(plan.k)
         target = self._default_pool_target(W)
-        rows, L, levels, last = self._host_prefix(
-            plan, plan.cand_flat[plan.cand_ptr[0] : plan.cand_ptr[1]], target, count)
+        roots = plan.cand_flat[plan.cand_ptr[0] : plan.cand_ptr[1]]
+        rows, L, levels, last = self._host_prefix(plan, roots, target, count)
         t1 = time.perf_counter()
         self.last_stats = {"host_levels": levels, "t_host_bfs": t1 - t0, "k": plan.k}
         if last is not None:
@@ -933,7 +1030,10 @@ class GMatchEngine(faults.Recovery):
         if L < plan.k and rows.shape[0]:
             dp = self._dev_plan(plan, point="plan_upload")
             t2 = time.perf_counter()
-            rows, L = self._bfs(dp, rows, target, L, levels)
+            growth = None  # rows per row per host level (sizes the GPU levels' chains)
+            if levels and roots.shape[0]:
+                growth = (rows.shape[0] / roots.shape[0]) ** (1.0 / levels)
+            rows, L = self._bfs(dp, rows, target, L, levels, growth)
             self.last_stats.update(t_upload=t2 - t1, t_bfs=time.perf_counter() - t2)
         self.last_stats.update(pool_rows=int(rows.shape[0]), pool_depth=int(L))
         return dp, rows, L
