@@ -596,6 +596,13 @@ class _PlanSlots:
         self._slots = []  # [offset, capacity bytes, view shape, kernel array] per plan array
         self._dev = self._host = None
         self.layouts = 0  # device buffers made (tests: a search that fits makes none)
+        self._no_cut = None
+
+    def no_cut(self):
+        """A kept empty kernel array (``_DevPlan.cut_part`` without DUPREMOVE)."""
+        if self._no_cut is None:
+            self._no_cut = _kernel_array(self.xp.zeros(0, dtype=np.int32))
+        return self._no_cut
 
     def place(self, arrays, owner):
         """Kernel arrays holding ``arrays`` (contiguous, non-empty NumPy arrays) for ``owner``,
@@ -690,9 +697,13 @@ class _DevPlan:
          self.sval) = placed or _upload_mixed(host, xp)
         self.indptr, self.indices, self.mult, self.in_indptr, self.in_indices = garrs
         # part id per data node for gmatch's DUPREMOVE filter (_dup_ok); size 0 turns it off
-        cut = np.zeros(0, dtype=np.int32) if cut_part is None else \
-            np.ascontiguousarray(cut_part, dtype=np.int32)
-        self.cut_part = _kernel_array(xp.asarray(cut))
+        # (the slots' kept empty array where there are slots: no upload, nothing re-marshalled)
+        if cut_part is None and slots is not None:
+            self.cut_part = slots.no_cut()
+        else:
+            cut = np.zeros(0, dtype=np.int32) if cut_part is None else \
+                np.ascontiguousarray(cut_part, dtype=np.int32)
+            self.cut_part = _kernel_array(xp.asarray(cut))
         # int32 stack offsets suffice unless 32 local candidate sets could overflow them; a
         # local set is drawn from an out- or an in-row (drv_dir) or a depth's candidate list
         longest = max(G.max_degree(), int(np.diff(plan.cand_ptr).max())
