@@ -58,3 +58,28 @@ def test_other_types_and_sites_go_through_numba():
     launch("t", _axpy, 1, 32, out, x, y, 4, 8)
     assert out.copy_to_host().tolist() == [4 * i + 1 for i in range(8)]
     assert launch.kept == 2
+
+
+def test_cupy_arrays_marshalled_without_numba():
+    """CuPy arrays straight in: new objects each launch (views at an offset included) take the
+    kept path's own marshalling, checked against Numba's at the site's first launch; a strided
+    view (another Numba layout than the compiled one) goes through Numba's launch."""
+    launch = _Launches()
+    rng = np.random.default_rng(2)
+    out = cp.zeros(1000, dtype=np.int64)
+    x = cp.asarray(rng.integers(0, 99, 1000))
+    y = cp.asarray(rng.integers(0, 99, 1000))
+    launch("c", _axpy, 8, 128, out, x, y, 1, 1000)
+    site = next(iter(launch._sites.values()))
+    assert all(f is not None for f in site.fast[:3])  # the three arrays: fast-marshalled
+    for step, off in enumerate((0, 100, 37)):
+        xv, yv, ov = x[off:], y[off:], out[off:]  # new objects, other pointers and shapes
+        n = 1000 - off
+        launch("c", _axpy, 8, 128, ov, xv, yv, step + 2, n)
+        assert (ov.get() == (step + 2) * xv.get() + yv.get()).all(), step
+    assert launch.kept == 3
+    xs = x[::2]  # strided: layout "A", not the compiled "C"
+    o2 = cp.zeros(500, dtype=np.int64)
+    launch("c", _axpy, 4, 128, o2, xs, y[:500], 3, 500)
+    assert (o2.get() == 3 * xs.get() + y[:500].get()).all()
+    assert launch.kept == 3

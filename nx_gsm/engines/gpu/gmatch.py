@@ -655,10 +655,19 @@ class GMatchEngine(faults.Recovery):
         self.last_stats = {}
         self._faults = []
         self._plan = None
+        self._budget_memo = None
 
     # -- helpers --------------------------------------------------------------------------------
     def _budget(self):
-        return memory_budget(self.memory_budget)
+        # one free-memory read per search (and at most 2 ms old): cudaMemGetInfo takes ~35 us
+        # of an H200's host, and a search reads the budget 2-3 times (gpu/NOTES.md v28);
+        # _prepare starts each search with a fresh read
+        now = time.perf_counter()
+        memo = self._budget_memo
+        if memo is None or now - memo[0] > 0.002 or memo[1] != self.memory_budget:
+            memo = self._budget_memo = (now, self.memory_budget,
+                                        memory_budget(self.memory_budget))
+        return memo[2]
 
     def _fallback(self, plan):
         if plan.k > KMAX_LIMIT:
@@ -731,12 +740,10 @@ class GMatchEngine(faults.Recovery):
         elif cap > room:
             return None
         g, blocks = _level_grid(n)
-        k_rows = _kernel_array(rows)
         for _ in range(2):
             out = xp.empty((max(cap, 1), L + 1), dtype=np.int32)
             cnt, k_cnt = self._buf("level_count", 2, np.int64)
-            self._level_launch(dp, blocks, k_rows, L, n, 0, n, _INF, _INF, g, 0,
-                               _kernel_array(out), cap, k_cnt)
+            self._level_launch(dp, blocks, rows, L, n, 0, n, _INF, _INF, g, 0, out, cap, k_cnt)
             size = int(cnt[1])
             if size <= cap:
                 return out[:size]
@@ -745,13 +752,15 @@ class GMatchEngine(faults.Recovery):
             cap = size
         raise AssertionError("unreachable: the second run's buffer holds the level")
 
-    def _level_launch(self, dp, blocks, k_rows, L, n0, ci, cap_in, target, small_from, g, sm,
-                      k_out, cap, k_cnt):
+    def _level_launch(self, dp, blocks, rows, L, n0, ci, cap_in, target, small_from, g, sm,
+                      out, cap, k_cnt):
+        # rows and out are CuPy arrays: the kept launch marshals them itself (a Numba wrap and
+        # Numba's marshalling cost ~0.1 ms an array, gpu/NOTES.md v28)
         _sim_reset()
-        self._launch("bfs_level", _bfs_level_kernel, blocks, 32 * _LEVEL_WPB, k_rows, L, n0, ci,
+        self._launch("bfs_level", _bfs_level_kernel, blocks, 32 * _LEVEL_WPB, rows, L, n0, ci,
                      cap_in, target, small_from, g, sm, dp.drv_ptr, dp.drv_j, dp.drv_dir,
                      dp.in_indptr, dp.cand_ptr, *dp.space_args(), *dp.check_args(),
-                     dp.cut_part, k_out, cap, k_cnt)
+                     dp.cut_part, out, cap, k_cnt)
 
     def _chain(self, dp, rows, L, m, target, gpu_levels):
         """Up to ``m`` BFS levels from ``rows`` (n, L) launched back to back, their sizes read
@@ -774,19 +783,18 @@ class GMatchEngine(faults.Recovery):
         sm = 0 if sim else int(info["sm_count"] or 1)
         blocks = 1 if sim else 4 * sm  # a resident wave of the level kernel (32 warps per SM)
         cnt, k_cnt = self._buf("level_count", m + 1, np.int64)
-        src, cap_in, outs, caps = _kernel_array(rows), n, [], []
+        src, cap_in, outs, caps = rows, n, [], []
         for j in range(m):
             cap = min(cap_in * max(dp.longest, 1), budget // (4 * m) // (4 * (L + j + 1)),
                       LEVEL_ROWS)
             if cap <= 0:
                 break
             out = xp.empty((cap, L + j + 1), dtype=np.int32)
-            k_out = _kernel_array(out)
             self._level_launch(dp, blocks, src, L + j, n, j, cap_in, target, 4 - gpu_levels,
-                               1 if sim else 0, sm, k_out, cap, k_cnt)
+                               1 if sim else 0, sm, out, cap, k_cnt)
             outs.append(out)
             caps.append(cap)
-            src, cap_in = k_out, cap
+            src, cap_in = out, cap
         sizes = _host_copy(cnt[: len(outs) + 1])
         for j, out in enumerate(outs):
             size = int(sizes[j + 1])
@@ -899,7 +907,7 @@ class GMatchEngine(faults.Recovery):
             blocks = self._grid(kern, W)
         t0 = time.perf_counter()
         faults.point("launch")
-        self._launch("dfs", kern, blocks, 32 * W, *dp.dfs_args(), _kernel_array(pool), n_pool,
+        self._launch("dfs", kern, blocks, 32 * W, *dp.dfs_args(), pool, n_pool,
                      k_ctl, q_rows, q_len, q_org, q_ready, qc, k_tc, int(bool(collect)), stop,
                      k_out, int(cap), int(self.steal))
         t_launch = time.perf_counter() - t0
@@ -1017,6 +1025,7 @@ class GMatchEngine(faults.Recovery):
         with ``count``, the "rows" may be the number of matches (an int) when the host counted
         the last level."""
         t0 = time.perf_counter()
+        self._budget_memo = None
         KMAX, W = _bucket(plan.k)
         target = self._default_pool_target(W)
         roots = plan.cand_flat[plan.cand_ptr[0] : plan.cand_ptr[1]]
