@@ -5,10 +5,11 @@ Implements gMatch (PVLDB 19(8), 2026; ``shared/papers/gmatch-fine-grained-gpu.tx
 
 * **Initialisation phase (Sec. 4.3).** A BFS over the first levels of the search tree fills a task
   pool of partial matches (one launch per level: warps over each row's local candidates,
-  ballot-reserved appends) until it holds about ``pool_target`` rows; if the BFS reaches the
+  ballot-reserved appends; levels launched in chains, their sizes read once a chain) until it
+  holds about ``pool_target`` rows; if the BFS reaches the
   last depth the matches are already complete. Levels of at most ``HOST_BFS_ROWS`` rows are
-  expanded on the host by the CPU engine's code (a GPU level still costs 0.3-1 ms of launch and
-  synchronisation whatever its size), so a search whose levels all stay that small never
+  expanded on the host by the CPU engine's code (a GPU level still costs 0.1-0.3 ms of the
+  host's time whatever its size), so a search whose levels all stay that small never
   reaches the device.
 * **Fine-grained execution (Sec. 4.1) + warp-level batch exploration (Sec. 4.2, Alg. 2).** Each warp
   runs a DFS over its pool rows with a stack in shared memory of ``KMAX x 32`` entries (vertex,
@@ -764,8 +765,8 @@ class GMatchEngine(faults.Recovery):
 
     def _chain(self, dp, rows, L, m, target, gpu_levels):
         """Up to ``m`` BFS levels from ``rows`` (n, L) launched back to back, their sizes read
-        once at the end: each level's size read cost a synchronisation (~0.25 ms a level on an
-        H200's host, gpu/NOTES.md v28). A level reads its frontier's size on the device and
+        once at the end: a chain saves a synchronisation and the host's steps around it, ~0.1
+        ms a level after the first on an H200 (gpu/NOTES.md v28). A level reads its frontier's size on the device and
         does nothing where :meth:`_bfs`' loop would have stopped before it (see
         :func:`_bfs_level_kernel`), so the result is that loop's. Each level's buffer holds
         its frontier's buffer times the longest local candidate set, at most
@@ -808,8 +809,8 @@ class GMatchEngine(faults.Recovery):
 
     def _host_prefix(self, plan, roots, target, count=False):
         """The first BFS levels on the host while they stay under ``host_rows`` rows (and
-        ``target``): a GPU level costs 0.3-1 ms of launch and synchronisation whatever its size
-        (gpu/NOTES.md v23), the CPU engine's expansion ~0.3 us per row on one thread (levels
+        ``target``): a GPU level costs 0.1-0.3 ms of the host's time whatever its size
+        (gpu/NOTES.md v28), the CPU engine's expansion ~0.3 us per row on one thread (levels
         of ``cpu.WIDE_ROWS`` rows and more use every host thread).
         Returns host rows, their depth, the levels done and, with ``count``, the number of
         matches when the host counted the last level (else None; ``host_levels``'
