@@ -122,7 +122,7 @@ def main():
         sys.exit(1)
     donation_cases(nm)
     bfs_level_cases(rnd, nm)
-    bfs_chain_cases(rnd, nm)
+    bfs_chain_cases(rnd)
     kept_plan_cases(rnd, nm)
     space_choice_cases()
     print("SIM OK")
@@ -205,7 +205,7 @@ def bfs_level_cases(rnd, nm):
                     break
 
 
-def bfs_chain_cases(rnd, nm):
+def bfs_chain_cases(rnd):
     """GPU BFS levels launched in chains (``GMatchEngine._chain``, sizes read once a chain)
     stop where one level at a time stopped -- the target, the last depth, an empty level, a
     frontier under 32 rows after 4 GPU levels (a 12-cycle's paths) -- with the same rows as
