@@ -769,11 +769,10 @@ class GMatchEngine(faults.Recovery):
         ms a level after the first on an H200 (gpu/NOTES.md v28). A level reads its
         frontier's size on the device and does nothing where :meth:`_bfs`' loop would have
         stopped before it (see :func:`_bfs_level_kernel`), so the result is that loop's.
-        Each level's buffer holds
-        its frontier's buffer times the longest local candidate set, at most
-        :data:`LEVEL_ROWS` rows and a ``4 m``-th of the budget; a level past its buffer is
-        sized and run again alone (:meth:`_expand`), or ends the BFS when it would take more
-        than a quarter of the budget.
+        Each level's buffer holds its frontier's buffer times the longest local candidate
+        set, at most :data:`LEVEL_ROWS` rows and a ``4 m``-th of the budget; a level past its
+        buffer is sized and run again alone (:meth:`_expand`), or ends the BFS when it would
+        take more than a quarter of the budget.
 
         Returns (rows, levels done, whether the BFS stops here)."""
         xp = self.xp
