@@ -130,10 +130,10 @@ def profile_pieces(G, base, reps):
     kern = gm._dfs_kernel(KMAX, W, dp.wide)
     blocks = eng._grid(kern, W)
     qc = eng.queue_capacity
-    pool = cp.zeros((1, 1), dtype=np.int32)
+    pool = cp.zeros(1, dtype=np.int32)  # one flat row of one entry
 
     def bufs(wrap):
-        a = [pool, 0, cp.zeros(gm.N_CTL, dtype=np.int64),
+        a = [pool, 1, 0, cp.zeros(gm.N_CTL, dtype=np.int64),
              cp.zeros((qc, KMAX), dtype=np.int32), cp.zeros(qc, dtype=np.int32),
              cp.zeros(qc, dtype=np.int64), cp.zeros(qc, dtype=np.int64), qc,
              cp.zeros(1, dtype=np.int64), 0, gm._INF, cp.zeros((1, dp.k), dtype=np.int32), 0, 1]

@@ -91,8 +91,9 @@ def main():
             print("host prefix not as expected:", st)
             sys.exit(1)
     # host levels wide enough for every host thread (parallel blocks of rows), the whole search
-    # finished on the host: 40 roots, 1,560 rows, 59,280 matches
-    wide_kw = {"pool_target": 1 << 20, "host_rows": 1 << 20, "steal": False}
+    # finished on the host: 40 roots, 1,560 rows, 59,280 matches (the chained path: a fused
+    # count leaves levels past FUSED_HOST_ROWS to the device)
+    wide_kw = {"pool_target": 1 << 20, "host_rows": 1 << 20, "steal": False, "fused": False}
     check(nx.complete_graph(40), nx.path_graph(3), "mono", "host-wide", wide_kw)
     eng = GMatchEngine(blocks=1, **wide_kw)
     got = eng.count(prepare(nx.complete_graph(40), nx.path_graph(3), "mono")[0])
@@ -104,7 +105,7 @@ def main():
     # a count's last level counted on the host past host_rows (host_count_rows): 1,560-row
     # frontier under a cap of 2,000 rows, 59,280 matches counted, nothing on the device
     eng = GMatchEngine(blocks=1, pool_target=1 << 20, host_rows=2000, host_count_rows=60000,
-                       steal=False)
+                       steal=False, fused=False)
     got = eng.count(prepare(nx.complete_graph(40), nx.path_graph(3), "mono")[0])
     if got != 40 * 39 * 38 or "t_upload" in eng.last_stats or \
             not eng.last_stats.get("host_counted"):
@@ -121,6 +122,7 @@ def main():
         print("host_rows=0 did not keep the prefix on the device:", eng.last_stats)
         sys.exit(1)
     donation_cases(nm)
+    fused_cases(nm)
     bfs_level_cases(rnd, nm)
     bfs_chain_cases(rnd)
     kept_plan_cases(rnd, nm)
@@ -374,6 +376,56 @@ def space_choice_cases():
         fails.append("past the memory budget: a space")
     print("space choice:", fails or "ok", flush=True)
     if fails:
+        sys.exit(1)
+
+def fused_cases(nm):
+    """A count's fused search (``GMatchEngine._fused``: BFS levels and the DFS in one launch,
+    levels separated by grid barriers): a level past the kernel's buffer leaves the DFS to
+    start from the level before (from the roots, and from the first level), levels up to
+    depth k - 1, a limit, the four graph classes in both modes against the chained path
+    (``fused=False``), and an empty level."""
+    from nx_gsm.engines.gpu import gmatch as gm
+
+    G = nx.complete_graph(8)
+    H = nx.path_graph(4)
+    plan, _, _ = prepare(G, H, "mono")
+    want = 8 * 7 * 6 * 5
+    keep = gm.FUSED_BUF_INTS
+    # 8 roots -> 56 rows of 2 (112 ints, the next level from int 128) -> 336 rows of 3
+    for buf, depth in ((64, 1), (600, 2), (1 << 16, 3)):
+        gm.FUSED_BUF_INTS = buf
+        try:
+            eng = GMatchEngine(blocks=1, host_rows=0, pool_target=1 << 20, steal=False)
+            got = eng.count(plan)
+        finally:
+            gm.FUSED_BUF_INTS = keep
+        st = eng.last_stats
+        over = depth < plan.k - 1
+        if got != want or not st.get("fused") or st["pool_depth"] != depth or \
+                len(st["level_rows"]) != depth - 1 + over:
+            print(f"fused buffer {buf}: got {got} (want {want})", st)
+            sys.exit(1)
+        print(f"fused/buffer={buf}: pool depth {depth} ok", st["level_rows"], flush=True)
+    eng = GMatchEngine(blocks=1, host_rows=0, pool_target=1 << 20, steal=True)
+    if eng.count(plan, limit=777) != 777:
+        print("fused: limit not exact")
+        sys.exit(1)
+    rnd = random.Random(11)
+    for i, cls in enumerate([nx.Graph, nx.DiGraph, nx.MultiGraph, nx.MultiDiGraph]):
+        G = rand_graph(rnd, cls, 10, 0.5, loops=i % 2 == 1, n_labels=2, n_elabels=2)
+        H = nx.convert_node_labels_to_integers(G.subgraph(rnd.sample(sorted(G), 4)))
+        for mode in ("mono", "induced"):
+            plan, _, _ = prepare(G, H, mode, node_match=nm)
+            want = CpuEngine().count(plan)
+            got = [GMatchEngine(blocks=1, host_rows=0, pool_target=64, fused=f).count(plan)
+                   for f in (True, False)]
+            print(f"fused/{cls.__name__}/{mode}: want={want} got={got}", flush=True)
+            if got != [want, want]:
+                sys.exit(1)
+    # a level with no rows: a triangle pattern in a tree
+    plan, _, _ = prepare(nx.balanced_tree(2, 3), nx.cycle_graph(3), "mono")
+    if GMatchEngine(blocks=1, host_rows=0, pool_target=1 << 20).count(plan) != 0:
+        print("fused: a tree has no triangle")
         sys.exit(1)
 
 

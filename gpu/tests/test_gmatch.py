@@ -1,7 +1,8 @@
 """The gMatch GPU engine against the CPU engine and NetworkX (runs only where CUDA is usable).
 
 Random cases of all four graph classes, monomorphism and induced subgraph isomorphism, node and
-edge labels, self-loops and parallel edges; a count above 10**10 (exact, int64 accumulation); a
+edge labels, self-loops and parallel edges; a count's fused search (levels and DFS in one
+cooperative launch) against the chained path; a count above 10**10 (exact, int64 accumulation); a
 collect that streams through a device buffer far smaller than the output; limits; work donation
 on and off; and the CPU fallback for patterns deeper than the shared-memory stack.
 """
@@ -79,6 +80,46 @@ def test_against_networkx_matchers(cls):
         gm.subgraph_monomorphisms_iter())
     assert sset(nx_gsm.subgraph_isomorphisms(G, H, node_label="c", engine="gmatch")) == sset(
         gm.subgraph_isomorphisms_iter())
+
+
+@pytest.mark.parametrize("seed", range(16))
+def test_fused_count_matches_chained_and_cpu(seed):
+    # a count's fused search (one cooperative launch) from host rows, from the roots, with the
+    # DFS from the roots, and the chained path (levels launched from the host)
+    G, H, kw = _case(seed)
+    plan, _, _ = prepare(G, H, "mono" if seed % 2 else "induced", **kw)
+    want = _cpu().count(plan)
+    for eng_kw in ({}, {"host_rows": 0}, {"host_rows": 0, "pool_target": 1},
+                   {"host_rows": 0, "fused": False}):
+        eng = _engine(steal=bool(seed % 3), **eng_kw)
+        assert eng.count(plan) == want, eng_kw
+        if want > 2:
+            assert eng.count(plan, limit=want // 2) == want // 2, eng_kw
+
+
+def test_fused_levels_across_the_grid(monkeypatch):
+    # every level from the roots inside one launch of hundreds of blocks, grid barriers between
+    # them; then a level buffer that the third level overflows (the DFS starts from the second)
+    from nx_gsm.engines.gpu import gmatch as gm
+
+    G = nx.gnm_random_graph(3000, 7500, seed=1)
+    plan, _, _ = prepare(G, nx.path_graph(6), "mono")
+    want = _cpu().count(plan)
+    eng = _engine(host_rows=0, pool_target=1 << 20)
+    assert eng.count(plan) == want
+    st = eng.last_stats
+    assert st["fused"] and st["gpu_levels"] >= 3 and st["blocks"] >= 100, st
+    lv = st["level_rows"]
+
+    def line(n):  # each region of the buffer starts on a 128-byte line
+        return (n + 31) // 32 * 32
+
+    # the roots, the first level, the second level and 64 ints: the third level has no room
+    monkeypatch.setattr(gm, "FUSED_BUF_INTS", line(st["host_rows"]) + line(lv[0] * 2)
+                        + lv[1] * 3 + 64)
+    eng = _engine(host_rows=0, pool_target=1 << 20)
+    assert eng.count(plan) == want
+    assert eng.last_stats["pool_depth"] == 3 and len(eng.last_stats["level_rows"]) == 3
 
 
 def test_count_above_1e10_is_exact():

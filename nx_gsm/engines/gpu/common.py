@@ -361,17 +361,23 @@ class _NoKept(Exception):
     """A launch that the kept path does not take (Numba's own launch runs it)."""
 
 
-_CU_LAUNCH = []  # libcuda's cuLaunchKernel, loaded at the first kept launch
+_CU_LAUNCH = {}  # libcuda's launch entry points, loaded at the first kept launch of each
 
 
-def _cu_launch():
-    if not _CU_LAUNCH:
-        f = ctypes.CDLL("libcuda.so.1").cuLaunchKernel
+def _cu_launch(cooperative=False):
+    """libcuda's ``cuLaunchKernel`` or, with ``cooperative``, ``cuLaunchCooperativeKernel``
+    (the same arguments without ``extra``: every block of the grid resident at once, or the
+    launch fails)."""
+    f = _CU_LAUNCH.get(cooperative)
+    if f is None:
+        lib = ctypes.CDLL("libcuda.so.1")
+        f = lib.cuLaunchCooperativeKernel if cooperative else lib.cuLaunchKernel
         f.argtypes = [ctypes.c_void_p] + [ctypes.c_uint] * 7 + [
-            ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p), ctypes.c_void_p]
+            ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p)] + \
+            ([] if cooperative else [ctypes.c_void_p])
         f.restype = ctypes.c_int
-        _CU_LAUNCH.append(f)
-    return _CU_LAUNCH[0]
+        _CU_LAUNCH[cooperative] = f
+    return f
 
 
 def _dim3(d):
@@ -504,7 +510,7 @@ class _KeptLaunch:
         for j, c in enumerate(self.cargs[i]):
             self.params[self.off[i] + j] = ctypes.addressof(c)
 
-    def launch(self, grid, block, args):
+    def launch(self, grid, block, args, cooperative=False):
         """Launch with ``args``; False (nothing launched) where the kept path does not apply."""
         if len(args) != len(self.objs):
             return False
@@ -521,12 +527,22 @@ class _KeptLaunch:
                 self.cargs[i], self.objs[i] = lst, a
                 self._place(i)
         g, b = _dim3(grid), _dim3(block)
-        rc = _cu_launch()(self.func, *g, *b, 0, None, self.params, None)
+        extra = () if cooperative else (None,)
+        rc = _cu_launch(cooperative)(self.func, *g, *b, 0, None, self.params, *extra)
         if rc:
             from numba.cuda.cudadrv import driver
 
-            raise driver.CudaAPIError(rc, f"cuLaunchKernel failed ({rc})")
+            name = "cuLaunchCooperativeKernel" if cooperative else "cuLaunchKernel"
+            raise driver.CudaAPIError(rc, f"{name} failed ({rc})")
         return True
+
+    def max_blocks(self, block):
+        """The most blocks of ``block`` threads that can all be resident at once (the driver's
+        occupancy for this compiled kernel: the bound of a cooperative launch), asked once."""
+        got = self.__dict__.setdefault("_max_blocks", {})
+        if block not in got:
+            got[block] = int(self.k.max_cooperative_grid_blocks(block))
+        return got[block]
 
 
 class _Launches:
@@ -538,6 +554,24 @@ class _Launches:
     def __init__(self):
         self._sites = {}
         self.kept = 0
+
+    def cooperative(self, site, dispatcher, block, *args):
+        """The kept site for a cooperative launch of ``dispatcher`` (compiled for ``args``
+        here, never launched through Numba, whose launch would not be cooperative), or None
+        where kept launches are off or unavailable; launch it with
+        ``site.launch(grid, block, args, cooperative=True)``."""
+        if _SIM or os.environ.get("NX_GSM_KEPT_LAUNCH", "1") == "0":
+            return None
+        key = (site, id(dispatcher))
+        s = self._sites.get(key)
+        if s is None or s.d is not dispatcher:
+            try:
+                dispatcher.compile(tuple(dispatcher.typeof_pyval(a) for a in args))
+                s = self._sites[key] = _KeptLaunch(dispatcher, args)
+            except Exception as exc:  # (any Numba version without these internals)
+                log.debug("no cooperative kept launch for %s: %r", site, exc)
+                return None
+        return s
 
     def __call__(self, site, dispatcher, grid, block, *args):
         key = (site, id(dispatcher))
@@ -702,7 +736,11 @@ class _PlanSlots:
             offs[i] = total
             total += caps[i]
         self._dev = self.xp.empty(total, dtype=np.uint8)
-        self._host = np.empty(total, dtype=np.uint8)
+        if self.xp is np:
+            self._host = np.empty(total, dtype=np.uint8)
+        else:  # page-locked: the copy goes straight to the device, not through a staging copy
+            self._pinned = self.xp.cuda.alloc_pinned_memory(total)
+            self._host = np.frombuffer(self._pinned, dtype=np.uint8, count=total)
         self._slots = []
         for a, off, cap in zip(arrays, offs, caps):
             shape = self._shape(a, cap)

@@ -70,6 +70,10 @@ _SIM = is_simulator()
 C_POOL, C_QHEAD, C_QTAIL, C_BUSY, C_IDLE, C_STOP, C_OUT, C_FOUND, C_DONATED, C_STOLEN = (
     16 * i for i in range(10))
 N_CTL = 16 * 10
+# the fused search's control block goes on (GMatchEngine._fused): its grid barrier, its pool's
+# size, one size per BFS level, then one match count per warp
+C_BAR, C_GEN, C_NPOOL, C_LEVELS = N_CTL, N_CTL + 16, N_CTL + 32, N_CTL + 48
+C_COUNTS = C_LEVELS + 48
 
 # host BFS levels (see GMatchEngine._host_prefix) while a level holds at most this many rows,
 # on all host threads from cpu.WIDE_ROWS rows on; a count's last level is counted on the host
@@ -82,6 +86,20 @@ HOST_COUNT_ROWS = 16384
 # rows a GPU BFS level writes before it is sized exactly and run again (gmatch._expand)
 LEVEL_ROWS = 1 << 20
 BFS_CHAIN = 4  # the most GPU BFS levels launched before their sizes are read (gmatch._chain)
+# a count's fused search (GMatchEngine._fused): host levels while they hold fewer rows than
+# this (the one-thread levels of cpu._narrow_levels), then every other level and the DFS in
+# one cooperative launch, its levels in a kept buffer of FUSED_BUF_INTS int32 (at most an
+# eighth of the memory budget)
+FUSED_HOST_ROWS = 256
+FUSED_BUF_INTS = 1 << 22
+# and before the fused search, host levels only while they examined fewer candidates than this
+# (0: no bound): a deep, narrow search's levels cost one host thread more than the device
+HOST_WORK = 0
+# the fused kernel's register cap per stack depth (KMAX): the DFS kernel's resident blocks
+# per SM (ptxas for sm_90: fused 78-96 registers uncapped, the DFS 62; KMAX 8's 256-thread
+# blocks are register-bound at 4 per SM from 64 registers, KMAX 16's shared-memory-bound at 7
+# from 72; KMAX 32's 64-thread blocks fit 7 per SM uncapped)
+FUSED_REGS = {8: 64, 16: 0, 32: 0}
 KMAX_LIMIT = 32  # deepest stack the shared-memory layout supports (larger patterns use the CPU)
 _BUCKETS = ((8, 8), (16, 4), (32, 2))  # (KMAX, warps per block): ~45 KB static shared per block
 _INF = np.iinfo(np.int64).max
@@ -180,6 +198,18 @@ def _bfs_level_kernel(rows, L, n0, ci, cap_in, target, small_from, gfix, sm, drv
             _wsync()
 
 
+def _zero(a):
+    """Zero a contiguous array: on the device one ``cudaMemsetAsync`` on the legacy default
+    stream (ordered with the kernels and CuPy's work there; a CuPy ``fill`` is a kernel
+    launch, ~10 us of the host's time more)."""
+    if isinstance(a, np.ndarray):
+        a.fill(0)
+        return
+    import cupy as cp
+
+    cp.cuda.runtime.memsetAsync(a.data.ptr, 0, a.nbytes, 0)
+
+
 def _space_visits(plan):
     """Adjacency entries :func:`~nx_gsm.plan.space.build_space` reads: per driver slot, the
     out- (or in-) degrees of the driving pattern node's candidates."""
@@ -243,6 +273,31 @@ def _fetch(ctl, n_pool, steal, q_ready, q_cap):
             ns *= 2
 
 
+@cuda.jit(device=True)
+def _grid_barrier(ctl, gen, slot, cell):
+    """The ``gen``-th barrier of every block of a cooperative launch (all blocks resident, so
+    spinning cannot deadlock); returns ``ctl[slot]`` as it is after the barrier.
+
+    Each block's first thread counts its block in ``ctl[C_BAR]``; the last to arrive
+    publishes ``gen`` in ``ctl[C_GEN]`` (another 128-byte line, so the waiting threads' polls
+    do not queue in front of the arrivals), then each first thread reads ``ctl[slot]`` once
+    for its block (``cell``, shared memory): every thread reading it with an atomic (118,000
+    on an H200) took ~85 us a level (v29 call 1). The fences make every write before the
+    barrier visible to every read after it."""
+    cuda.syncthreads()
+    if cuda.threadIdx.x == 0:
+        cuda.threadfence()
+        if cuda.atomic.add(ctl, C_BAR, 1) == gen * cuda.gridDim.x - 1:
+            cuda.atomic.exch(ctl, C_GEN, gen)
+        else:
+            while cuda.atomic.add(ctl, C_GEN, 0) < gen:
+                _pause(64)
+        cuda.threadfence()
+        cell[0] = cuda.atomic.add(ctl, slot, 0)
+    cuda.syncthreads()
+    return cell[0]
+
+
 def _make_dfs_kernel(KMAX, W, wide):
     """Build the DFS kernel for stacks of ``KMAX`` levels and ``W`` warps per block.
 
@@ -252,13 +307,18 @@ def _make_dfs_kernel(KMAX, W, wide):
     """
     IDX = int64 if wide else int32
 
-    @cuda.jit
-    def dfs(order, cand_bits, cand_ptr, cand_flat, chk_ptr, chk_j, chk_out, chk_in, chk_peo,
+    @cuda.jit(device=True)
+    def run(order, cand_bits, cand_ptr, cand_flat, chk_ptr, chk_j, chk_out, chk_in, chk_peo,
             chk_pei, drv_ptr, drv_j, drv_dir, indptr, indices, emult, in_indptr, in_indices,
             cidx, row_off, sptr, sval, use_cs, eclass, eok, has_el, mono, directed, k, cut_part,
-            pool, n_pool, ctl, q_rows, q_len, q_org, q_ready, q_cap, task_count, collect, stop_at,
-            out, cap, steal):
+            pool, pool_off, pool_w, n_pool, ctl, q_rows, q_len, q_org, q_ready, q_cap,
+            task_count, warp_slot0, collect, stop_at, out, cap, steal):
         """gMatch Sec. 4.1-4.3, Alg. 2: warp-level batch DFS over the task pool.
+
+        The pool is flat: row ``r``'s ``pool_w`` entries start at ``pool_off + r * pool_w``.
+        A warp adds the matches it counts to ``task_count[org]`` (``org``: the pool row the
+        unit came from) or, with ``warp_slot0 >= 0``, to its own ``task_count[warp_slot0 +
+        global warp]`` (the fused search, whose pool never reaches the host).
 
         A non-empty ``cut_part`` adds PBE's DUPREMOVE (``_dup_ok``) from depth 2 on: the pool
         rows are then seeded cut pairs of the partitioned engine's cross search.
@@ -282,6 +342,11 @@ def _make_dfs_kernel(KMAX, W, wide):
         lane = tid & 31
         w = tid >> 5
         lt_mask = (1 << lane) - 1
+        if pool_w == k - 1 and (cuda.grid(1) >> 5) >= n_pool:
+            # a pool one level above the matches: a unit is one round and never donates (an
+            # entry needs two levels below it), so the warps past the pool's rows would only
+            # wait for the search's end, thousands of them on the busy counter
+            return
         if lane == 0:
             cuda.atomic.add(ctl, C_BUSY, 1)
         stopped = False
@@ -292,7 +357,7 @@ def _make_dfs_kernel(KMAX, W, wide):
                 B[w, 0] = src
                 if src == 1:
                     B[w, 1] = idx
-                    B[w, 2] = pool.shape[1]
+                    B[w, 2] = pool_w
                     B[w, 3] = idx
                 elif src == 2:
                     idx = idx % q_cap  # ring slot
@@ -309,7 +374,7 @@ def _make_dfs_kernel(KMAX, W, wide):
                 break
             if lane < L:
                 if src == 1:
-                    S_v[w, lane, 0] = pool[idx, lane]
+                    S_v[w, lane, 0] = pool[pool_off + idx * pool_w + lane]
                 else:
                     S_v[w, lane, 0] = cuda.atomic.add(q_rows, (idx, lane), 0)
                 S_par[w, lane, 0] = 0
@@ -528,20 +593,175 @@ def _make_dfs_kernel(KMAX, W, wide):
                             S_pre[w, d, s2] = acc
                     lvl = d
             if lane == 0 and found > 0:
-                cuda.atomic.add(task_count, org, found)
+                slot = org
+                if warp_slot0 >= 0:
+                    slot = warp_slot0 + (cuda.grid(1) >> 5)
+                cuda.atomic.add(task_count, slot, found)
             _wsync()
 
-    return dfs
+    @cuda.jit(device=True)
+    def level(src, off, n, L, buf, woff, room, ctl, slot, drv_ptr, drv_j, drv_dir, in_indptr,
+              cand_ptr, cidx, row_off, sptr, sval, use_cs, order, cand_bits, cand_flat, chk_ptr,
+              chk_j, chk_out, chk_in, chk_peo, chk_pei, indptr, indices, emult, in_indices,
+              eclass, eok, has_el, mono, directed, cut_part):
+        """One BFS level of the fused search, :func:`_bfs_level_kernel`'s work over the whole
+        grid: the feasible extensions of the ``n`` flat rows of ``L`` entries at
+        ``src[off:]`` appended to ``buf[woff:]`` (rows of ``L + 1``, at most ``room``),
+        ``ctl[slot]`` counting them all (past ``room`` too). A row's local candidate set is
+        split over ``g`` warps when the frontier is narrower than the grid."""
+        Bl = cuda.shared.array(W, int64)
+        m = cuda.local.array(KMAX, int32)
+        lane = cuda.threadIdx.x & 31
+        wib = cuda.threadIdx.x >> 5
+        gw = cuda.grid(1) >> 5
+        nw = cuda.gridsize(1) >> 5
+        below = (int64(1) << lane) - 1
+        g = nw // n
+        if g < 1:
+            g = 1
+        if g > 32:
+            g = 32
+        sub = gw % g
+        groups = nw // g
+        first = gw // g
+        if first >= groups:  # the grid's last warps, short of a whole group
+            first = n
+        for r in range(first, n, groups):
+            base = off + r * L
+            for j in range(L):
+                m[j] = src[base + j]
+            lo, c, kd = _local_cands(L, m, drv_ptr, drv_j, drv_dir, indptr, in_indptr,
+                                     cand_ptr, order, cidx, row_off, sptr, use_cs)
+            for b in range(sub * 32, c, g * 32):
+                i = b + lane
+                good = False
+                v = 0
+                if i < c:
+                    v = _cand_at(kd, lo + i, cand_flat, indices, in_indices, sval)
+                    good = _feasible_from(L, v, m, kd, order, cand_bits, chk_ptr, chk_j,
+                                          chk_out, chk_in, chk_peo, chk_pei, indptr, indices,
+                                          emult, eclass, eok, has_el, mono, directed)
+                    if good and L >= 2 and cut_part.shape[0] != 0:
+                        good = _dup_ok(L, v, m, cut_part, chk_ptr, chk_j, chk_out, chk_in)
+                mask = _ballot(good)
+                if mask == 0:
+                    continue
+                if lane == 0:
+                    Bl[wib] = cuda.atomic.add(ctl, slot, cuda.popc(mask))
+                _wsync()
+                if good:
+                    pos = Bl[wib] + cuda.popc(mask & below)
+                    if pos < room:
+                        o = woff + pos * (L + 1)
+                        for j in range(L):
+                            buf[o + j] = m[j]
+                        buf[o + L] = v
+                _wsync()
+
+    @cuda.jit
+    def dfs(order, cand_bits, cand_ptr, cand_flat, chk_ptr, chk_j, chk_out, chk_in, chk_peo,
+            chk_pei, drv_ptr, drv_j, drv_dir, indptr, indices, emult, in_indptr, in_indices,
+            cidx, row_off, sptr, sval, use_cs, eclass, eok, has_el, mono, directed, k, cut_part,
+            pool, pool_w, n_pool, ctl, q_rows, q_len, q_org, q_ready, q_cap, task_count, collect,
+            stop_at, out, cap, steal):
+        """The DFS over a pool made before the launch (flat rows of ``pool_w`` entries)."""
+        run(order, cand_bits, cand_ptr, cand_flat, chk_ptr, chk_j, chk_out, chk_in, chk_peo,
+            chk_pei, drv_ptr, drv_j, drv_dir, indptr, indices, emult, in_indptr, in_indices,
+            cidx, row_off, sptr, sval, use_cs, eclass, eok, has_el, mono, directed, k, cut_part,
+            pool, 0, pool_w, n_pool, ctl, q_rows, q_len, q_org, q_ready, q_cap, task_count, -1,
+            collect, stop_at, out, cap, steal)
+
+    return dfs, run, level
+
+
+def _make_fused_kernel(KMAX, W, run, level, regs):
+    """The fused count kernel over :func:`_make_dfs_kernel`'s DFS (``run``) and BFS level
+    (``level``), its registers capped at ``regs`` (0: none; see :data:`FUSED_REGS`)."""
+    jit_kw = {"max_registers": int(regs)} if regs and not _SIM else {}
+
+    @cuda.jit(**jit_kw)
+    def fused(order, cand_bits, cand_ptr, cand_flat, chk_ptr, chk_j, chk_out, chk_in, chk_peo,
+              chk_pei, drv_ptr, drv_j, drv_dir, indptr, indices, emult, in_indptr, in_indices,
+              cidx, row_off, sptr, sval, use_cs, eclass, eok, has_el, mono, directed, k, cut_part,
+              n0, L0, buf, buf_cap, target, most, ctl, q_rows, q_len, q_org, q_ready, q_cap,
+              stop_at, out, steal):
+        """A whole count in one cooperative launch: gMatch Sec. 4.3's initialisation phase
+        (at most ``most`` BFS levels from the host's rows, ``n0`` flat rows of ``L0``
+        entries at the start of ``buf``, until ``target`` rows, depth ``k - 1`` or a level
+        past ``buf``), the levels separated by grid barriers instead of launches, then the
+        DFS (Sec. 4.1-4.3) over the last level.
+
+        A GPU level launched from the host costs 0.1-0.3 ms of the host's time whatever its
+        size (gpu/NOTES.md v28); here one costs a grid barrier. Level ``i``'s size is
+        ``ctl[C_LEVELS + i]``; each level's rows start on a fresh 128-byte line of ``buf``,
+        after every line read before, so no SM can hold a stale copy of them in its L1 (the
+        rows are read with plain loads). Counts go to ``ctl[C_COUNTS + global warp]``; the
+        pool's size, depth and whether a level overflowed to ``ctl[C_NPOOL:C_NPOOL + 3]`` (the
+        size for the host's progress reads).
+        """
+        # (one buffer for the host's rows and every level: a loop over two arrays kept both
+        # in registers, 94 against 78 for the levels alone under ptxas for sm_90)
+        cell = cuda.shared.array(1, int64)
+        off = int64(0)
+        n = int64(n0)
+        L = int64(L0)
+        woff = (n * L + 31) // 32 * 32
+        lv = 0
+        over = 0
+        while L < k - 1 and 0 < n < target and lv < most:
+            room = (buf_cap - woff) // (L + 1)
+            if room <= 0:
+                break
+            level(buf, off, n, L, buf, woff, room, ctl, C_LEVELS + lv, drv_ptr, drv_j,
+                  drv_dir, in_indptr, cand_ptr, cidx, row_off, sptr, sval, use_cs, order,
+                  cand_bits, cand_flat, chk_ptr, chk_j, chk_out, chk_in, chk_peo, chk_pei,
+                  indptr, indices, emult, in_indices, eclass, eok, has_el, mono, directed,
+                  cut_part)
+            lv += 1
+            size = _grid_barrier(ctl, lv, C_LEVELS + lv - 1, cell)
+            if size > room:  # past the buffer: the DFS starts from the level before
+                over = 1
+                break
+            off = woff
+            n = size
+            L += 1
+            woff += (size * L + 31) // 32 * 32
+        if cuda.grid(1) == 0:
+            ctl[C_NPOOL] = n
+            ctl[C_NPOOL + 1] = L
+            ctl[C_NPOOL + 2] = over
+        run(order, cand_bits, cand_ptr, cand_flat, chk_ptr, chk_j, chk_out, chk_in, chk_peo,
+            chk_pei, drv_ptr, drv_j, drv_dir, indptr, indices, emult, in_indptr, in_indices,
+            cidx, row_off, sptr, sval, use_cs, eclass, eok, has_el, mono, directed, k, cut_part,
+            buf, off, L, n, ctl, q_rows, q_len, q_org, q_ready, q_cap, ctl, C_COUNTS, 0,
+            stop_at, out, 0, steal)
+
+    return fused
 
 
 _KERNELS = {}
 
 
-def _dfs_kernel(KMAX, W, wide):
+_FUSED = {}
+
+
+def _kernels(KMAX, W, wide):
     key = (KMAX, W, bool(wide))
     if key not in _KERNELS:
         _KERNELS[key] = _make_dfs_kernel(KMAX, W, bool(wide))
     return _KERNELS[key]
+
+
+def _dfs_kernel(KMAX, W, wide):
+    return _kernels(KMAX, W, wide)[0]
+
+
+def _fused_kernel(KMAX, W, wide, regs):
+    key = (KMAX, W, bool(wide), int(regs))
+    if key not in _FUSED:
+        _, run, level = _kernels(KMAX, W, wide)
+        _FUSED[key] = _make_fused_kernel(KMAX, W, run, level, regs)
+    return _FUSED[key]
 
 
 def _bucket(k):
@@ -555,8 +775,10 @@ def kernel_resources():
     """Registers / shared / local memory per compiled kernel (after they ran once)."""
     out = {}
     items = [("bfs_level", _bfs_level_kernel)]
-    items += [(f"dfs_k{K}_w{W}{'_wide' if wide else ''}", kern)
-              for (K, W, wide), kern in _KERNELS.items()]
+    items += [(f"dfs_k{K}_w{W}{'_wide' if wide else ''}", kerns[0])
+              for (K, W, wide), kerns in _KERNELS.items()]
+    items += [(f"fused_k{K}_w{W}{'_wide' if wide else ''}_r{r}", kern)
+              for (K, W, wide, r), kern in _FUSED.items()]
     for name, kern in items:
         try:
             regs = kern.get_regs_per_thread()
@@ -601,11 +823,21 @@ class GMatchEngine(faults.Recovery):
     * ``time_limit``: seconds per DFS launch, after which the kernel is stopped and
       ``TimeoutError`` raised (for benchmarks);
     * ``candidate_space``: local candidate sets from the plan's candidate space (default True;
-      False: raw adjacency rows, as device-resident plans always use).
+      False: raw adjacency rows, as device-resident plans always use);
+    * ``fused``: a count runs its device levels and its DFS in one cooperative launch
+      (default True; see :meth:`_fused`), after host levels of fewer than
+      ``fused_host_rows`` rows (default :data:`FUSED_HOST_ROWS`, never more than
+      ``host_rows``: ``host_rows=0`` starts it from the roots); False: BFS levels
+      launched from the host (``host_rows``, ``bfs_chain``), then the DFS, as collects do;
+      ``fused_regs``: the fused kernel's register cap (default :data:`FUSED_REGS`; 0: none);
+      ``host_work``: those host levels stop once they examined this many candidates
+      (default :data:`HOST_WORK`; 0: no bound);
 
     ``NX_GSM_GMATCH_POOL_TARGET``, ``NX_GSM_GMATCH_STEAL`` (0/1), ``NX_GSM_GMATCH_HOST_ROWS``,
     ``NX_GSM_GMATCH_HOST_COUNT_ROWS``, ``NX_GSM_GMATCH_BFS_CHAIN``, ``NX_GSM_GMATCH_SPACE``
-    (0/1) and ``NX_GSM_GMATCH_TIME_LIMIT`` set the defaults of the corresponding parameters (for
+    (0/1), ``NX_GSM_GMATCH_FUSED`` (0/1), ``NX_GSM_GMATCH_FUSED_HOST_ROWS``,
+    ``NX_GSM_GMATCH_FUSED_REGS``, ``NX_GSM_GMATCH_HOST_WORK`` and ``NX_GSM_GMATCH_TIME_LIMIT``
+    set the defaults of the corresponding parameters (for
     harnesses that pick engines by name).
     Patterns deeper than :data:`KMAX_LIMIT` run on the CPU engine (logged). ``last_stats`` holds
     the last run's pool size, grid, donations and timings.
@@ -622,7 +854,8 @@ class GMatchEngine(faults.Recovery):
 
     def __init__(self, *, pool_target=None, bfs_levels=None, out_capacity=None, steal=None,
                  queue_capacity=1 << 15, memory_budget=None, blocks=None, time_limit=None,
-                 host_rows=None, candidate_space=None, host_count_rows=None, bfs_chain=None):
+                 host_rows=None, candidate_space=None, host_count_rows=None, bfs_chain=None,
+                 fused=None, fused_host_rows=None, fused_regs=None, host_work=None):
         self.xp = array_module()
         env = os.environ.get  # NX_GSM_GMATCH_* knobs let test harnesses reach engines by name
         if pool_target is None and env("NX_GSM_GMATCH_POOL_TARGET"):
@@ -643,6 +876,18 @@ class GMatchEngine(faults.Recovery):
         if candidate_space is None:
             candidate_space = env("NX_GSM_GMATCH_SPACE", "1") != "0"
         self.candidate_space = bool(candidate_space)
+        if fused is None:
+            fused = env("NX_GSM_GMATCH_FUSED", "1") != "0"
+        self.fused = bool(fused)
+        if fused_host_rows is None:
+            fused_host_rows = int(env("NX_GSM_GMATCH_FUSED_HOST_ROWS", FUSED_HOST_ROWS))
+        self.fused_host_rows = int(fused_host_rows)
+        if host_work is None:
+            host_work = int(env("NX_GSM_GMATCH_HOST_WORK", HOST_WORK))
+        self.host_work = int(host_work)
+        if fused_regs is None and env("NX_GSM_GMATCH_FUSED_REGS"):
+            fused_regs = int(env("NX_GSM_GMATCH_FUSED_REGS"))
+        self.fused_regs = fused_regs
         if time_limit is None and env("NX_GSM_GMATCH_TIME_LIMIT"):
             time_limit = float(env("NX_GSM_GMATCH_TIME_LIMIT"))
         self.pool_target = pool_target
@@ -807,7 +1052,7 @@ class GMatchEngine(faults.Recovery):
             rows = out[:size]
         return rows, len(outs), not outs
 
-    def _host_prefix(self, plan, roots, target, count=False):
+    def _host_prefix(self, plan, roots, target, count=False, host_rows=None, work_cap=0):
         """The first BFS levels on the host while they stay under ``host_rows`` rows (and
         ``target``): a GPU level costs 0.1-0.3 ms of the host's time whatever its size
         (gpu/NOTES.md v28), the CPU engine's expansion ~0.3 us per row on one thread (levels
@@ -819,7 +1064,7 @@ class GMatchEngine(faults.Recovery):
         if not isinstance(plan.cand_flat, np.ndarray) or getattr(plan.G, "on_device", False):
             return roots.reshape(-1, 1), 1, 0, None
         rows = np.ascontiguousarray(roots, dtype=np.int32).reshape(-1, 1)
-        cap = min(self.host_rows, target)
+        cap = min(self.host_rows if host_rows is None else host_rows, target)
         most = plan.k if self.bfs_levels is None else self.bfs_levels
         if plan.k < 2 or not 0 < rows.shape[0] < cap or most < 1:
             return rows, 1, 0, None
@@ -827,7 +1072,7 @@ class GMatchEngine(faults.Recovery):
 
         count_cap = max(cap, self.host_count_rows)
         got = host_levels(plan_arrays(plan), rows, cap, most, numba.get_num_threads(),
-                          count_last=count, count_cap=count_cap)
+                          count_last=count, count_cap=count_cap, work_cap=work_cap)
         rows, levels, last = got if count else got + (None,)
         if last is not None:
             return None, plan.k, levels, last
@@ -883,6 +1128,7 @@ class GMatchEngine(faults.Recovery):
         faults.point("dfs_buffers")
         if n_pool == 0:
             pool = xp.zeros((1, L), dtype=np.int32)
+        flat = pool.reshape(-1)  # (a view: the kernels read a pool as flat rows)
         ctl, k_ctl = self._buf("ctl", N_CTL, np.int64)
         qc = self.queue_capacity if self.steal else 1
         q_rows, q_len, q_org, q_ready = self._queue(qc, KMAX)
@@ -902,13 +1148,13 @@ class GMatchEngine(faults.Recovery):
             if not kern.overloads:
                 # compile with a launch over an empty pool; the grid size needs its resources
                 with _quiet():
-                    kern[1, 32 * W](*dp.dfs_args(), _kernel_array(pool), 0,
+                    kern[1, 32 * W](*dp.dfs_args(), _kernel_array(flat), L, 0,
                                     _kernel_array(xp.zeros(N_CTL, dtype=np.int64)), q_rows,
                                     q_len, q_org, q_ready, qc, k_tc, 0, _INF, k_out, 0, 0)
             blocks = self._grid(kern, W)
         t0 = time.perf_counter()
         faults.point("launch")
-        self._launch("dfs", kern, blocks, 32 * W, *dp.dfs_args(), pool, n_pool,
+        self._launch("dfs", kern, blocks, 32 * W, *dp.dfs_args(), flat, L, n_pool,
                      k_ctl, q_rows, q_len, q_org, q_ready, qc, k_tc, int(bool(collect)), stop,
                      k_out, int(cap), int(self.steal))
         t_launch = time.perf_counter() - t0
@@ -923,6 +1169,82 @@ class GMatchEngine(faults.Recovery):
             self.last_stats["timed_out"] = True
             raise TimeoutError(f"gmatch: search stopped after time_limit={self.time_limit} s")
         return ctl_h, tc_h, out, stopped
+
+    def _fused(self, dp, rows, L, limit, budget):
+        """The rest of a count from the host's ``rows`` (n, L) in one cooperative launch of
+        the fused kernel (:func:`_make_dfs_kernel`'s ``fused``): the BFS levels to the pool
+        target, separated by grid barriers, then the DFS over the last level, every match
+        counted in its warp's slot; one zero-fill, one upload of the rows, one launch and one
+        read of the control block. Returns ``(total, stopped)``, or None where no cooperative
+        launch is available (kept launches off): the caller then launches the levels itself.
+        """
+        xp = self.xp
+        KMAX, W = _bucket(dp.k)
+        regs = FUSED_REGS.get(KMAX, 0) if self.fused_regs is None else self.fused_regs
+        kern = _fused_kernel(KMAX, W, dp.wide, regs)
+        info = device_info()
+        t0 = time.perf_counter()
+        faults.point("bfs")
+        n0 = int(rows.shape[0])
+        cap = int(min(FUSED_BUF_INTS, max(1 << 10, self._budget() // 8 // 4)))
+        cap = max(cap, (n0 * L + 31) // 32 * 32)  # the host's rows at least
+        faults.point("dfs_buffers")
+        buf, k_buf = self._buf("fused_levels", cap, np.int32, zero=False)
+        head = buf[: n0 * L]
+        if isinstance(rows, np.ndarray) and xp is not np:  # one copy into the kept buffer
+            head.set(np.ascontiguousarray(rows, dtype=np.int32).reshape(-1))
+        else:
+            head[...] = xp.asarray(rows, dtype=np.int32).reshape(-1)
+        most_warps = (self.blocks or 1) * W if _SIM else \
+            max(W, int(info["sm_count"] or 1) * int(info["max_threads_per_sm"] or 2048) // 32)
+        ctl, k_ctl = self._buf("fused_ctl", C_COUNTS + most_warps, np.int64)
+        qc = self.queue_capacity if self.steal else 1
+        q_rows, q_len, q_org, q_ready = self._queue(qc, KMAX)
+        _, k_out = self._buf("no_output", (1, KMAX_LIMIT), np.int32, zero=False)
+        stop = _INF if limit is None else int(limit)
+        target = self._default_pool_target(W)
+        most = dp.k if self.bfs_levels is None else max(0, self.bfs_levels - (int(L) - 1))
+        args = (*dp.dfs_args(), n0, int(L), k_buf, cap, target, most, k_ctl, q_rows, q_len,
+                q_org, q_ready, qc, stop, k_out, int(self.steal))
+        _sim_reset()
+        faults.point("launch")
+        if _SIM:
+            blocks = self.blocks or 1
+            with _quiet():
+                kern[blocks, 32 * W](*args)
+        else:
+            if self._kept is None:
+                self._kept = _Launches()
+            site = self._kept.cooperative("fused", kern, 32 * W, *args)
+            if site is None:
+                return None
+            blocks = min(self._grid(kern, W), site.max_blocks(32 * W), most_warps // W)
+            if blocks < 1:
+                return None
+            if not site.launch(blocks, 32 * W, args, cooperative=True):
+                return None
+            self._kept.kept += 1
+        t_launch = time.perf_counter() - t0
+        nw = blocks * W
+        stopped = None
+        if not _SIM and (self.time_limit is not None or budget is not UNLIMITED):
+            stopped = self._wait(ctl[:C_COUNTS], ctl[C_COUNTS : C_COUNTS + nw], nw, budget,
+                                 npool_slot=C_NPOOL)
+        c = _host_copy(ctl[: C_COUNTS + nw])
+        total = _exact_sum(c[C_COUNTS:])
+        gpu_levels = int(c[C_NPOOL + 1]) - int(L)
+        # the sizes of the levels kept, and of one past its buffer where the BFS stopped so
+        sizes = [int(x) for x in c[C_LEVELS : C_LEVELS + gpu_levels + int(c[C_NPOOL + 2])]]
+        self.last_stats.update(
+            fused=True, blocks=int(blocks), warps_per_block=W, kmax=KMAX, wide=dp.wide,
+            gpu_levels=gpu_levels, level_rows=sizes,
+            pool_rows=int(c[C_NPOOL]), pool_depth=int(c[C_NPOOL + 1]),
+            donated=int(c[C_DONATED]), stolen=int(c[C_STOLEN]), t_dfs_launch=t_launch,
+            t_dfs=time.perf_counter() - t0)
+        if stopped == "time_limit":
+            self.last_stats["timed_out"] = True
+            raise TimeoutError(f"gmatch: search stopped after time_limit={self.time_limit} s")
+        return total, stopped
 
     def _launch(self, site, kern, blocks, threads, *args):
         """Launch ``kern`` through the thread's kept launches: a call site's later launches
@@ -948,13 +1270,14 @@ class GMatchEngine(faults.Recovery):
             got = self._bufs[name] = (a, _kernel_array(a))
         view = got[0][: shape[0]]
         if zero:
-            view.fill(0)
+            _zero(view)
         return view, got[1]
 
     def _queue(self, qc, KMAX):
-        """The donation ring (rows, lengths, origins, generations), zeroed: kept between launches
-        as Numba device arrays (one CuPy fill each instead of four allocations and four CuPy
-        kernel arguments)."""
+        """The donation ring (rows, lengths, origins, generations), its generations zeroed (a
+        slot's row, length and origin are read only after its generation says they were
+        written): kept between launches as Numba device arrays (one memset instead of four
+        allocations and four CuPy kernel arguments)."""
         key = (qc, KMAX)
         if self._qbufs is None or self._qbufs[0] != key:
             xp = self.xp
@@ -962,15 +1285,16 @@ class GMatchEngine(faults.Recovery):
                     xp.zeros(qc, dtype=np.int64), xp.zeros(qc, dtype=np.int64))
             self._qbufs = (key, host, [_kernel_array(a) for a in host])
         else:
-            for a in self._qbufs[1]:
-                a.fill(0)
+            _zero(self._qbufs[1][3])
         return self._qbufs[2]
 
-    def _wait(self, ctl, task_count, n_pool, budget):
+    def _wait(self, ctl, task_count, n_pool, budget, npool_slot=None):
         """Wait for the running DFS kernel, polling ``time_limit`` and the run budget (deadline,
         progress, Ctrl-C). To stop the search its flag is raised by a DMA copy on a
         non-blocking stream (the warps poll the flag); progress reads the control block and the
-        per-row counts the same way. Returns None or the reason the search was stopped."""
+        counts the same way (``n_pool`` of them; the fused search's pool size, which the host
+        never sees, is ``ctl[npool_slot]``). Returns None or the reason the search was
+        stopped."""
         import cupy as cp
 
         done = cp.cuda.Event()
@@ -990,9 +1314,9 @@ class GMatchEngine(faults.Recovery):
                     elif stopped is None and budget is not UNLIMITED and now - last >= 0.1:
                         last = now
                         if ctl_buf is None:
-                            ctl_buf = cp.cuda.alloc_pinned_memory(8 * N_CTL)
+                            ctl_buf = cp.cuda.alloc_pinned_memory(8 * ctl.size)
                             tc_buf = cp.cuda.alloc_pinned_memory(8 * max(n_pool, 1))
-                        cp.cuda.runtime.memcpyAsync(ctl_buf.ptr, ctl.data.ptr, 8 * N_CTL,
+                        cp.cuda.runtime.memcpyAsync(ctl_buf.ptr, ctl.data.ptr, 8 * ctl.size,
                                                     cp.cuda.runtime.memcpyDeviceToHost,
                                                     side.ptr)
                         cp.cuda.runtime.memcpyAsync(tc_buf.ptr, task_count.data.ptr,
@@ -1000,10 +1324,11 @@ class GMatchEngine(faults.Recovery):
                                                     cp.cuda.runtime.memcpyDeviceToHost,
                                                     side.ptr)
                         side.synchronize()
-                        c = np.frombuffer(ctl_buf, dtype=np.int64, count=N_CTL)
+                        c = np.frombuffer(ctl_buf, dtype=np.int64, count=ctl.size)
                         tc = np.frombuffer(tc_buf, dtype=np.int64, count=max(n_pool, 1))
                         found = _exact_sum(tc[:n_pool]) + int(c[C_OUT])
-                        if not budget.keep_going(found, min(int(c[C_POOL]), n_pool), n_pool):
+                        rows = n_pool if npool_slot is None else int(c[npool_slot])
+                        if not budget.keep_going(found, min(int(c[C_POOL]), rows), rows):
                             stopped = "budget"
                     if stopped is not None and flag is None:
                         flag = cp.cuda.alloc_pinned_memory(8)
@@ -1012,7 +1337,10 @@ class GMatchEngine(faults.Recovery):
                                                     cp.cuda.runtime.memcpyHostToDevice,
                                                     side.ptr)
                         side.synchronize()
-                    time.sleep(0.00005 if now - t0 < 0.01 else 0.0005)
+                    # the first 2 ms by polling alone: a sleep of 50 us takes ~100 on Linux
+                    # (timer slack), most of a small search's kernel time
+                    if now - t0 > 0.002:
+                        time.sleep(0.00005 if now - t0 < 0.01 else 0.0005)
                 return stopped
             except KeyboardInterrupt:
                 budget.stop("interrupted")
@@ -1020,17 +1348,21 @@ class GMatchEngine(faults.Recovery):
                     stopped = "interrupted"
 
     # -- public protocol ------------------------------------------------------------------------
-    def _prepare(self, plan, count=False):
+    def _prepare(self, plan, count=False, fused=False):
         """Device plan, task pool and its depth; the device plan is None when the host prefix
         (:meth:`_host_prefix`) reached the last depth: its rows are then every match -- or,
         with ``count``, the "rows" may be the number of matches (an int) when the host counted
-        the last level."""
+        the last level. With ``fused`` the host levels stop at ``fused_host_rows`` and no GPU
+        level runs: the rows are the fused search's start (:meth:`_fused`)."""
         t0 = time.perf_counter()
         self._budget_memo = None
         KMAX, W = _bucket(plan.k)
         target = self._default_pool_target(W)
         roots = plan.cand_flat[plan.cand_ptr[0] : plan.cand_ptr[1]]
-        rows, L, levels, last = self._host_prefix(plan, roots, target, count)
+        rows, L, levels, last = self._host_prefix(
+            plan, roots, target, count,
+            min(self.host_rows, self.fused_host_rows) if fused else None,
+            self.host_work if fused else 0)
         t1 = time.perf_counter()
         self.last_stats = {"host_levels": levels, "t_host_bfs": t1 - t0, "k": plan.k}
         if last is not None:
@@ -1040,6 +1372,9 @@ class GMatchEngine(faults.Recovery):
         if L < plan.k and rows.shape[0]:
             dp = self._dev_plan(plan, point="plan_upload")
             t2 = time.perf_counter()
+            if fused:
+                self.last_stats.update(t_upload=t2 - t1, host_rows=int(rows.shape[0]))
+                return dp, rows, L
             growth = None  # rows per row per host level (sizes the GPU levels' chains)
             if levels and roots.shape[0]:
                 growth = (rows.shape[0] / roots.shape[0]) ** (1.0 / levels)
@@ -1059,14 +1394,28 @@ class GMatchEngine(faults.Recovery):
         return self._count_recovering(self._count, plan, limit, budget)
 
     def _count(self, plan, limit, budget):
-        dp, rows, L = self._prepare(plan, count=True)
+        dp, rows, L = self._prepare(plan, count=True, fused=self.fused)
         if isinstance(rows, int):
             return rows if limit is None else min(rows, limit)
         if L == plan.k or rows.shape[0] == 0:
             n = int(rows.shape[0])
             return n if limit is None else min(n, limit)
-        ctl, tc, _, stopped = self._dfs(dp, rows, collect=False, stop_at=limit, budget=budget)
-        total = _exact_sum(_host(tc))
+        got = self._fused(dp, rows, L, limit, budget) if self.fused else None
+        if got is not None:
+            total, stopped = got
+        else:
+            if self.fused:  # no cooperative launch here: the GPU levels from the host
+                t2 = time.perf_counter()
+                rows, L = self._bfs(dp, rows, self._default_pool_target(_bucket(dp.k)[1]), L,
+                                    L - 1)
+                self.last_stats.update(t_bfs=time.perf_counter() - t2,
+                                       pool_rows=int(rows.shape[0]), pool_depth=int(L))
+                if L == plan.k or rows.shape[0] == 0:
+                    n = int(rows.shape[0])
+                    return n if limit is None else min(n, limit)
+            ctl, tc, _, stopped = self._dfs(dp, rows, collect=False, stop_at=limit,
+                                            budget=budget)
+            total = _exact_sum(_host(tc))
         if limit is not None:
             total = min(total, limit)
         if stopped is not None and (limit is None or total < limit):
