@@ -7,6 +7,7 @@ searches do; the counts must still equal VF2's (each subtree counted exactly onc
 
 from __future__ import annotations
 
+import math
 import random
 import sys
 from pathlib import Path
@@ -233,3 +234,21 @@ def test_host_levels_count_cap_bounds_the_counted_level_alone(threads, wide):
         front, levels, last = cpu.host_levels(P, roots, 400, plan.k, threads, wide,
                                               count_last=True, count_cap=count_cap)
         assert last == want and levels == 2 + (want is not None) and front.shape == (336, 3)
+
+
+def test_host_levels_work_cap_stops_before_a_level():
+    """P5 into K8 on one thread: the first level examines the 8 roots' 7 neighbours each (56
+    candidates), the second 56 rows x 7 (392 more). A ``work_cap`` stops before the level
+    once the levels so far examined that many candidates; 0 is no bound."""
+    plan, _, _ = prepare(nx.complete_graph(8), nx.path_graph(5), "mono")
+    P = cpu.plan_arrays(plan)
+    roots = np.ascontiguousarray(
+        plan.cand_flat[plan.cand_ptr[0]:plan.cand_ptr[1]].astype(np.int32)[:, None])
+    for cap, levels_want in ((0, 4), (1, 1), (56, 1), (57, 2), (448, 2), (449, 3)):
+        front, levels, last = cpu.host_levels(P, roots, 10**6, plan.k, 1, count_last=True,
+                                              work_cap=cap)
+        assert levels == levels_want, cap
+        if levels_want == 4:
+            assert last == math.perm(8, 5)
+        else:
+            assert last is None and front.shape == (math.perm(8, levels + 1), levels + 1)

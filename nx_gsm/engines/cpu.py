@@ -249,11 +249,12 @@ def _expand(P, prefixes):
 
 
 @njit(cache=True)
-def _block(P, prefixes, lo, hi, out, base, write, limit):
+def _block(P, prefixes, lo, hi, out, base, write, limit, work=None):
     """The feasible extensions of prefix rows ``lo:hi``, in order: their number, or ``limit + 1``
     as soon as there are more than ``limit``; with ``write`` stored from ``out[base]`` on. One
     partial match and stack for the whole block: sharing :func:`_children`'s per-row setup
-    measured 1.7x slower here (2.8 -> 4.8 ms on yeast dense_16_4)."""
+    measured 1.7x slower here (2.8 -> 4.8 ms on yeast dense_16_4). ``work[0]`` (where given)
+    adds the candidates the rows' local sets hold."""
     depth = prefixes.shape[1]
     k = P[0].size
     m = np.empty(k, dtype=np.int32)
@@ -262,6 +263,8 @@ def _block(P, prefixes, lo, hi, out, base, write, limit):
     for i in range(lo, hi):
         m[:depth] = prefixes[i]
         _setup(P, depth, m, stk)
+        if work is not None:
+            work[0] += stk[_HI, depth] - stk[_LO, depth]
         for c in range(stk[_LO, depth], stk[_HI, depth]):
             v = _value(P, stk[_KIND, depth], c)
             if _conflict(m, depth, v) < 0 and _consistent(P, depth, v, m):
@@ -275,14 +278,14 @@ def _block(P, prefixes, lo, hi, out, base, write, limit):
 
 
 @njit(cache=True)
-def expand_small(P, prefixes, cap):
+def expand_small(P, prefixes, cap, work=None):
     """:func:`_expand` in one thread and one pass for small frontiers, or None as soon as the
     level holds more than ``cap`` rows. gmatch runs the first BFS levels of a search here while
     they are small: on the host such a level takes microseconds, on the GPU about a millisecond
     of launches and synchronisations whatever its size."""
     t, depth = prefixes.shape
     out = np.empty((cap, depth + 1), dtype=np.int32)
-    n = _block(P, prefixes, 0, t, out, 0, True, cap)
+    n = _block(P, prefixes, 0, t, out, 0, True, cap, work)
     return None if n > cap else out[:n]
 
 
@@ -342,19 +345,24 @@ WIDE_ROWS = 256
 
 
 @njit(cache=True)
-def _narrow_levels(P, rows, cap, max_levels, wide_rows, prev, count_last, count_cap):
+def _narrow_levels(P, rows, cap, max_levels, wide_rows, prev, count_last, count_cap,
+                   work_cap):
     """:func:`host_levels`' one-thread levels, while the frontier is under ``wide_rows`` rows:
     ``(rows, levels, prev, stop, matches)``; ``stop`` is False only when it returns at a wide
     frontier whose level is due (every bound checked). With ``count_last`` a narrow last level
     is counted here (``matches``, else -1; at most ``count_cap``): one compiled call still does
     a small search's every level (a second call from Python, ~20-40 us on the GPU machine's
-    host, was more than the last level of the smallest yeast 16-vertex counts)."""
+    host, was more than the last level of the smallest yeast 16-vertex counts). A positive
+    ``work_cap`` stops before a level once the levels so far examined that many candidates."""
     k = P[0].size
     levels = 0
+    work = np.zeros(1, dtype=np.int64)
     while levels < max_levels and rows.shape[1] < k and 0 < rows.shape[0] < cap:
         n = rows.shape[0]
         last = count_last and rows.shape[1] == k - 1
         if prev > 0 and n * n > 2 * (count_cap if last else cap) * prev:
+            return rows, levels, prev, True, -1
+        if work_cap > 0 and work[0] >= work_cap:
             return rows, levels, prev, True, -1
         if n >= wide_rows:
             return rows, levels, prev, False, -1
@@ -363,7 +371,7 @@ def _narrow_levels(P, rows, cap, max_levels, wide_rows, prev, count_last, count_
             if c > count_cap:
                 return rows, levels, prev, True, -1
             return rows, levels + 1, prev, True, c
-        nxt = expand_small(P, rows, cap)
+        nxt = expand_small(P, rows, cap, work)
         if nxt is None:
             return rows, levels, prev, True, -1
         prev = n
@@ -373,7 +381,7 @@ def _narrow_levels(P, rows, cap, max_levels, wide_rows, prev, count_last, count_
 
 
 def host_levels(P, rows, cap, max_levels, threads=1, wide_rows=WIDE_ROWS, count_last=False,
-                count_cap=None):
+                count_cap=None, work_cap=0):
     """Up to ``max_levels`` levels from ``rows`` while they hold fewer than ``cap`` rows
     (frontiers of ``wide_rows`` rows or more on ``threads`` threads); returns ``(rows,
     levels)``. A level that the last growth factor puts past twice ``cap`` is not tried: a
@@ -388,7 +396,9 @@ def host_levels(P, rows, cap, max_levels, threads=1, wide_rows=WIDE_ROWS, count_
     returns ``(rows, levels, matches)``, ``matches`` None unless that level was counted
     (``rows`` are then the frontier it was counted from). ``count_cap`` (default ``cap``)
     bounds that count instead of ``cap``: a counted level writes nothing, so it may be let
-    past the rows a written level is allowed."""
+    past the rows a written level is allowed. A positive ``work_cap`` ends the narrow levels
+    once they examined that many candidates (gmatch's fused counts: the device does a deep,
+    narrow search's remaining levels faster than one host thread)."""
     k = P[0].size
     count_cap = cap if count_cap is None else count_cap
     if threads <= 1:
@@ -396,7 +406,8 @@ def host_levels(P, rows, cap, max_levels, threads=1, wide_rows=WIDE_ROWS, count_
     levels, prev, last = 0, 0, None
     while True:
         rows, done, prev, stop, counted = _narrow_levels(P, rows, cap, max_levels - levels,
-                                                         wide_rows, prev, count_last, count_cap)
+                                                         wide_rows, prev, count_last, count_cap,
+                                                         work_cap)
         levels += done
         if stop:
             last = int(counted) if counted >= 0 else None
