@@ -16,7 +16,9 @@ Phases, each timed and bounded (``--budget`` seconds in all; later phases shrink
    8-vertex and yeast 16-vertex queries (a deterministic subset: the first N of each group); and
    gmatch end-to-end against NetworkX VF2 on the yeast 8-vertex queries VF2 finishes within 10 s.
    CPU/VF2 timeouts are kept as lower bounds of the ratio (``geo+lb``); queries gmatch finishes
-   in < 3 s are re-run with work donation off and with a 3-level BFS prefix (ablations). Each
+   in < 1 s are re-run with work donation off, on the chained path (GPU levels launched from
+   the host, then the DFS) and with the host levels before the fused search bounded to 512
+   candidates examined (ablations). Each
    suite first runs its engines and the CPU worker once, untimed, on a warm-up query of its
    dataset (a fresh host's Numba cache is empty: the toy counts of ``warmup`` do not compile
    every host-level specialisation).
@@ -431,10 +433,13 @@ def phase_conformance(rec, quick, cases, engines=None):
     out = {}
     runs = [(eng, eng, {}) for eng in GPU_ENGINES]
     # small cases finish inside gmatch's BFS prefix (most on the host); run them again with
-    # every prefix level on the GPU's BFS kernels, and with the prefix stopped at depth 1 so
-    # every case goes through the warp DFS kernel
+    # every prefix level on the GPU (a count's in its fused kernel, a collect's in the BFS
+    # level kernels), with the prefix stopped at depth 1 so every case goes through the warp
+    # DFS, and with counts on the chained path (levels launched from the host, then the DFS)
     runs.append(("gmatch[gpu-bfs]", "gmatch", {"NX_GSM_GMATCH_HOST_ROWS": "0"}))
     runs.append(("gmatch[dfs]", "gmatch", {"NX_GSM_GMATCH_POOL_TARGET": "1"}))
+    runs.append(("gmatch[chained]", "gmatch", {"NX_GSM_GMATCH_FUSED": "0",
+                                               "NX_GSM_GMATCH_HOST_ROWS": "0"}))
     if engines:
         runs = [r for r in runs if r[0] in engines]
     for label, eng, env in runs:
@@ -600,10 +605,11 @@ def phase_bench(rec, budget, per_group, cpu_timeout, vf2_timeout, gpu_limit, onl
         _log("worker warm-up:", wq, worker.run("cpu", ygraph, ybase / "query_graph" / wq, 300))
     eng = GMatchEngine(time_limit=gpu_limit)
     variants = {"no-steal": GMatchEngine(time_limit=2 * gpu_limit, steal=False),
-                "bfs-3-levels": GMatchEngine(time_limit=2 * gpu_limit, bfs_levels=3),
-                # v22-v27's default: written host levels up to 16,384 rows too (v28's
-                # 4,096 took 0.92x its time on yeast-16, gpu/NOTES.md v28)
-                "host-16k": GMatchEngine(time_limit=2 * gpu_limit, host_rows=16384)}
+                # v28's default: the BFS levels past the host's launched from the host
+                # (chains), then the DFS -- against the fused search's one launch
+                "chained": GMatchEngine(time_limit=2 * gpu_limit, fused=False),
+                # host levels before the fused search bounded by the candidates examined
+                "host-work-512": GMatchEngine(time_limit=2 * gpu_limit, host_work=512)}
     rows = []
     t_all = time.perf_counter()
     total_share = sum(x[4] for x in suites)
@@ -661,9 +667,8 @@ def phase_bench(rec, budget, per_group, cpu_timeout, vf2_timeout, gpu_limit, onl
                 # queries 0.14-13x apart between calls)
                 row["gmatch_runs_s"] = [round(x, 6) for x in times]
                 row["count"] = c
-                if baseline == "cpu" and row["gmatch_s"] < 3.0:
-                    # ablations on the same plan: no work donation; a BFS prefix of 3 levels;
-                    # written host levels up to 16,384 rows (v27's default)
+                if baseline == "cpu" and row["gmatch_s"] < 1.0:
+                    # ablations on the same plan (the variants above)
                     row["variants"] = {}
                     for vname, veng in variants.items():
                         vt = []
@@ -758,7 +763,7 @@ def main(argv=None):
     ap.add_argument("--full-conformance", action="store_true")
     ap.add_argument("--conformance-engines", default=None,
                     help="comma-separated subset of gmatch,gsi,geneva,gmatch[gpu-bfs],"
-                         "gmatch[dfs] (default all)")
+                         "gmatch[dfs],gmatch[chained] (default all)")
     ap.add_argument("--yeast-budget", type=float, default=60.0)
     ap.add_argument("--yeast-max-count", type=int, default=10**9)
     ap.add_argument("--per-group", type=int, default=20)
@@ -861,7 +866,7 @@ def main(argv=None):
 def _engine_counts(rec):
     out = {}
     t = rec.get("tests") or {}
-    for eng in list(GPU_ENGINES) + ["gmatch[gpu-bfs]", "gmatch[dfs]"]:
+    for eng in list(GPU_ENGINES) + ["gmatch[gpu-bfs]", "gmatch[dfs]", "gmatch[chained]"]:
         if eng not in (rec.get("conformance") or {}) and eng != "gmatch":
             continue
         c = (rec.get("conformance") or {}).get(eng) or {}
