@@ -238,7 +238,9 @@ def phase_warmup(rec):
         if "registers" not in r or not info.get("sm_count"):
             continue
         try:
-            nthreads = 256 if name.startswith("bfs") else 32 * int(name.split("_w")[1])
+            # names: bfs_level, dfs_k16_w4, fused_k16_w4_r0 (warps per block after "_w")
+            nthreads = 256 if name.startswith("bfs") else \
+                32 * int(name.split("_w")[1].split("_")[0])
             regs = int(r["registers"])
             by_regs = info["regs_per_sm"] // max(1, ((regs + 7) // 8 * 8) * nthreads)
             by_smem = (info["smem_per_sm"] // (int(r["shared_bytes"]) + 1024)
