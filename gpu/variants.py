@@ -31,6 +31,7 @@ VARIANTS = {
     "chained": {"fused": False},
     "fh0": {"fused_host_rows": 0},
     "fh64": {"fused_host_rows": 64},
+    "hw0": {"host_work": 0},
     "hw256": {"host_work": 256},
     "hw512": {"host_work": 512},
     "hw1k": {"host_work": 1024},
