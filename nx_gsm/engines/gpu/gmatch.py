@@ -96,7 +96,7 @@ FUSED_HOST_ROWS = 256
 FUSED_BUF_INTS = 1 << 22
 # and before the fused search, host levels only while they examined fewer candidates than this
 # (0: no bound): a deep, narrow search's levels cost one host thread more than the device
-HOST_WORK = 1024
+HOST_WORK = 0
 # the fused kernel's register cap per stack depth (KMAX): the DFS kernel's resident blocks
 # per SM (ptxas for sm_90: fused 78-96 registers uncapped, the DFS 62; KMAX 8's 256-thread
 # blocks are register-bound at 4 per SM from 64 registers, KMAX 16's shared-memory-bound at 7
@@ -126,63 +126,6 @@ def _level_grid(n):
     return g, (n * g + _LEVEL_WPB - 1) // _LEVEL_WPB
 
 
-@cuda.jit(device=True)
-def _row_split(n, g):
-    """This warp's share of a level of ``n`` rows, ``g`` warps to a row: (its chunk of a
-    row's local set, the stride between its rows, its first row; ``n`` for the grid's last
-    warps, short of a whole group)."""
-    gw = cuda.grid(1) >> 5
-    groups = (cuda.gridsize(1) >> 5) // g
-    first = gw // g
-    if first >= groups:
-        first = n
-    return gw % g, groups, first
-
-
-@cuda.jit(device=True)
-def _extend_row(m, L, sub, g, B, cnt, slot, out, woff, cap, drv_ptr, drv_j, drv_dir,
-                in_indptr, cand_ptr, cidx, row_off, sptr, sval, use_cs, order, cand_bits,
-                cand_flat, chk_ptr, chk_j, chk_out, chk_in, chk_peo, chk_pei, indptr, indices,
-                emult, in_indices, eclass, eok, has_el, mono, directed, cut_part):
-    """gMatch Sec. 4.1-4.2 for one frontier row ``m`` (depth ``L``): its local candidate set
-    (drawn from the smallest backward-neighbour list) read 32 candidates at a time, this warp
-    taking chunks ``sub, sub + g, ...``; a lane checks one candidate (and DUPREMOVE from depth
-    2 on, for a non-empty ``cut_part``) and a ballot reserves the warp's valid ones with one
-    atomic on ``cnt[slot]`` (through the warp's shared ``B`` entry); the extensions go to
-    ``out`` as flat rows of ``L + 1`` from ``woff`` on, those past ``cap`` rows not written
-    (``cnt[slot]`` counts them all)."""
-    lane = cuda.threadIdx.x & 31
-    wib = cuda.threadIdx.x >> 5
-    below = (int64(1) << lane) - 1
-    lo, c, kd = _local_cands(L, m, drv_ptr, drv_j, drv_dir, indptr, in_indptr, cand_ptr,
-                             order, cidx, row_off, sptr, use_cs)
-    for b in range(sub * 32, c, g * 32):
-        i = b + lane
-        good = False
-        v = 0
-        if i < c:
-            v = _cand_at(kd, lo + i, cand_flat, indices, in_indices, sval)
-            good = _feasible_from(L, v, m, kd, order, cand_bits, chk_ptr, chk_j, chk_out,
-                                  chk_in, chk_peo, chk_pei, indptr, indices, emult, eclass,
-                                  eok, has_el, mono, directed)
-            if good and L >= 2 and cut_part.shape[0] != 0:
-                good = _dup_ok(L, v, m, cut_part, chk_ptr, chk_j, chk_out, chk_in)
-        mask = _ballot(good)
-        if mask == 0:
-            continue
-        if lane == 0:
-            B[wib] = cuda.atomic.add(cnt, slot, cuda.popc(mask))
-        _wsync()
-        if good:
-            pos = B[wib] + cuda.popc(mask & below)
-            if pos < cap:
-                o = woff + pos * (L + 1)
-                for j in range(L):
-                    out[o + j] = m[j]
-                out[o + L] = v
-        _wsync()
-
-
 @cuda.jit
 def _bfs_level_kernel(rows, L, n0, ci, cap_in, target, small_from, gfix, sm, drv_ptr, drv_j,
                       drv_dir, in_indptr, cand_ptr, cidx, row_off, sptr, sval, use_cs, order,
@@ -190,12 +133,14 @@ def _bfs_level_kernel(rows, L, n0, ci, cap_in, target, small_from, gfix, sm, drv
                       indptr, indices, emult, in_indices, eclass, eok, has_el, mono, directed,
                       cut_part, out, cap, cnt):
     """gMatch Sec. 4.3 (initialisation phase), one BFS level in one launch: the feasible
-    extensions of the frontier ``rows`` (n, L) appended to ``out`` (``cap`` flat rows of
-    L+1).
+    extensions of the frontier ``rows`` (n, L) appended to ``out`` (cap, L+1).
 
-    ``g`` warps share a row (:func:`_extend_row`); ``cnt[ci + 1]`` ends as the level's size
-    even past ``cap``, where rows are no longer written, so the host can size the buffer and
-    run it again.
+    ``g`` warps share a row: its local candidate set (Sec. 4.1, drawn from the smallest
+    backward-neighbour list) is read 32 candidates at a time, warp ``sub`` taking chunks
+    ``sub, sub + g, ...``; a lane checks one candidate (and DUPREMOVE from depth 2 on, for a
+    non-empty ``cut_part``) and a ballot reserves the warp's valid ones with one atomic on
+    ``cnt[ci + 1]`` (Sec. 4.2's compaction). ``cnt[ci + 1]`` ends as the level's size even past
+    ``cap``, where rows are no longer written, so the host can size the buffer and run it again.
 
     Levels launched back to back (``GMatchEngine._chain``) without the host reading a size in
     between: chain level ``ci`` reads its frontier's size from ``cnt[ci]`` (``n0`` for the
@@ -216,12 +161,43 @@ def _bfs_level_kernel(rows, L, n0, ci, cap_in, target, small_from, gfix, sm, drv
     g = int64(gfix)
     if g == 0:
         g = max(1, min(32, 32 * sm // n))
-    sub, groups, first = _row_split(n, g)
+    lane = cuda.threadIdx.x & 31
+    wib = cuda.threadIdx.x >> 5
+    gw = cuda.grid(1) >> 5
+    below = (int64(1) << lane) - 1
+    sub = gw % g
+    groups = (cuda.gridsize(1) >> 5) // g
+    first = gw // g
+    if first >= groups:  # the grid's last warps, short of a whole group
+        first = n
     for r in range(first, n, groups):
-        _extend_row(rows[r], L, sub, g, B, cnt, ci + 1, out, 0, cap, drv_ptr, drv_j, drv_dir,
-                    in_indptr, cand_ptr, cidx, row_off, sptr, sval, use_cs, order, cand_bits,
-                    cand_flat, chk_ptr, chk_j, chk_out, chk_in, chk_peo, chk_pei, indptr,
-                    indices, emult, in_indices, eclass, eok, has_el, mono, directed, cut_part)
+        m = rows[r]
+        lo, c, kd = _local_cands(L, m, drv_ptr, drv_j, drv_dir, indptr, in_indptr, cand_ptr,
+                                 order, cidx, row_off, sptr, use_cs)
+        for b in range(sub * 32, c, g * 32):
+            i = b + lane
+            good = False
+            v = 0
+            if i < c:
+                v = _cand_at(kd, lo + i, cand_flat, indices, in_indices, sval)
+                good = _feasible_from(L, v, m, kd, order, cand_bits, chk_ptr, chk_j, chk_out,
+                                      chk_in, chk_peo, chk_pei, indptr, indices, emult, eclass,
+                                      eok, has_el, mono, directed)
+                if good and L >= 2 and cut_part.shape[0] != 0:
+                    good = _dup_ok(L, v, m, cut_part, chk_ptr, chk_j, chk_out, chk_in)
+            mask = _ballot(good)
+            if mask == 0:
+                continue
+            if lane == 0:
+                B[wib] = cuda.atomic.add(cnt, ci + 1, cuda.popc(mask))
+            _wsync()
+            if good:
+                pos = B[wib] + cuda.popc(mask & below)
+                if pos < cap:
+                    for j in range(L):
+                        out[pos, j] = m[j]
+                    out[pos, L] = v
+            _wsync()
 
 
 def _flag(x):
@@ -646,24 +622,59 @@ def _make_dfs_kernel(KMAX, W, wide):
         grid: the feasible extensions of the ``n`` flat rows of ``L`` entries at
         ``src[off:]`` appended to ``buf[woff:]`` (rows of ``L + 1``, at most ``room``),
         ``ctl[slot]`` counting them all (past ``room`` too). A row's local candidate set is
-        split over up to 32 warps when the frontier is narrower than the grid."""
+        split over ``g`` warps when the frontier is narrower than the grid.
+
+        Written out, not shared with the level kernel through a device function: sharing one
+        took the fused kernel from 80 to 90 registers on the H200 (6 to 5 resident blocks per
+        SM for 16-level stacks, v29 call 5), and whether that costs time is not measured yet."""
         Bl = cuda.shared.array(W, int64)
         m = cuda.local.array(KMAX, int32)
-        g = (cuda.gridsize(1) >> 5) // n
+        lane = cuda.threadIdx.x & 31
+        wib = cuda.threadIdx.x >> 5
+        gw = cuda.grid(1) >> 5
+        nw = cuda.gridsize(1) >> 5
+        below = (int64(1) << lane) - 1
+        g = nw // n
         if g < 1:
             g = 1
         if g > 32:
             g = 32
-        sub, groups, first = _row_split(n, g)
+        sub = gw % g
+        groups = nw // g
+        first = gw // g
+        if first >= groups:  # the grid's last warps, short of a whole group
+            first = n
         for r in range(first, n, groups):
             base = off + r * L
             for j in range(L):
                 m[j] = src[base + j]
-            _extend_row(m, L, sub, g, Bl, ctl, slot, buf, woff, room, drv_ptr, drv_j,
-                        drv_dir, in_indptr, cand_ptr, cidx, row_off, sptr, sval, use_cs, order,
-                        cand_bits, cand_flat, chk_ptr, chk_j, chk_out, chk_in, chk_peo, chk_pei,
-                        indptr, indices, emult, in_indices, eclass, eok, has_el, mono,
-                        directed, cut_part)
+            lo, c, kd = _local_cands(L, m, drv_ptr, drv_j, drv_dir, indptr, in_indptr,
+                                     cand_ptr, order, cidx, row_off, sptr, use_cs)
+            for b in range(sub * 32, c, g * 32):
+                i = b + lane
+                good = False
+                v = 0
+                if i < c:
+                    v = _cand_at(kd, lo + i, cand_flat, indices, in_indices, sval)
+                    good = _feasible_from(L, v, m, kd, order, cand_bits, chk_ptr, chk_j,
+                                          chk_out, chk_in, chk_peo, chk_pei, indptr, indices,
+                                          emult, eclass, eok, has_el, mono, directed)
+                    if good and L >= 2 and cut_part.shape[0] != 0:
+                        good = _dup_ok(L, v, m, cut_part, chk_ptr, chk_j, chk_out, chk_in)
+                mask = _ballot(good)
+                if mask == 0:
+                    continue
+                if lane == 0:
+                    Bl[wib] = cuda.atomic.add(ctl, slot, cuda.popc(mask))
+                _wsync()
+                if good:
+                    pos = Bl[wib] + cuda.popc(mask & below)
+                    if pos < room:
+                        o = woff + pos * (L + 1)
+                        for j in range(L):
+                            buf[o + j] = m[j]
+                        buf[o + L] = v
+                _wsync()
 
     @cuda.jit
     def dfs(order, cand_bits, cand_ptr, cand_flat, chk_ptr, chk_j, chk_out, chk_in, chk_peo,
@@ -997,7 +1008,7 @@ class GMatchEngine(faults.Recovery):
         self._launch("bfs_level", _bfs_level_kernel, blocks, 32 * _LEVEL_WPB, rows, L, n0, ci,
                      cap_in, target, small_from, g, sm, dp.drv_ptr, dp.drv_j, dp.drv_dir,
                      dp.in_indptr, dp.cand_ptr, *dp.space_args(), *dp.check_args(),
-                     dp.cut_part, out.reshape(-1), cap, k_cnt)
+                     dp.cut_part, out, cap, k_cnt)
 
     def _chain(self, dp, rows, L, m, target, gpu_levels):
         """Up to ``m`` BFS levels from ``rows`` (n, L) launched back to back, their sizes read
