@@ -116,12 +116,14 @@ def configured_budget():
     return value if value > 0 else None
 
 
-def memory_budget(override=None):
+def memory_budget(override=None, free=None):
     """Bytes an engine may allocate: the override, else the configured budget, capped by free memory.
 
-    Falls back to 1 GiB when the device reports nothing (simulator, odd drivers).
+    Falls back to 1 GiB when the device reports nothing (simulator, odd drivers). ``free``: free
+    bytes read recently by the caller (else read here).
     """
-    free, _ = free_and_total()
+    if free is None:
+        free, _ = free_and_total()
     avail = int(free * _FREE_FRACTION) if free else 1 << 30
     want = override if override is not None else configured_budget()
     if want is None:

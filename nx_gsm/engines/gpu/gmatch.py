@@ -54,12 +54,15 @@ import numba
 import numpy as np
 from numba import cuda, int8, int32, int64
 
+from ...plan.space import build_space
 from ..base import UNLIMITED, PartialCount
+# (at import: a function-level import is ~15 us a search, gpu/NOTES.md v30)
+from ..cpu import host_levels, plan_arrays
 from . import faults
 from .common import (_DevPlan, _Launches, _PlanSlots, _ballot, _cand_at, _dup_ok, _exact_sum,
                      _feasible_from, _host, _host_copy, _kernel_array, _local_cands, _pause, _pow2,
                      _quiet, _sim_reset, _wsync)
-from .device import array_module, device_info, is_simulator, memory_budget
+from .device import array_module, device_info, free_and_total, is_simulator, memory_budget
 
 __all__ = ["GMatchEngine", "KMAX_LIMIT", "kernel_resources"]
 
@@ -91,9 +94,14 @@ BFS_CHAIN = 4  # the most GPU BFS levels launched before their sizes are read (g
 # a count's fused search (GMatchEngine._fused): host levels while they hold fewer rows than
 # this (the one-thread levels of cpu._narrow_levels), then every other level and the DFS in
 # one cooperative launch, its levels in a kept buffer of FUSED_BUF_INTS int32 (at most an
-# eighth of the memory budget)
-FUSED_HOST_ROWS = 256
+# eighth of the memory budget). 64, not v29's 256, since the host's part of a search got
+# cheaper (v30: 0.90x the time on 35 yeast-16 queries, both orders of an interleaved A/B; 0
+# from the roots leaves searches of a few hundred microseconds on the host to the device)
+FUSED_HOST_ROWS = 64
 FUSED_BUF_INTS = 1 << 22
+# seconds a free-memory read stays the memory budget's cap (GMatchEngine._budget): a device
+# fault from memory taken since is recovered like any other (faults.py)
+FREE_TTL = 0.1
 # and before the fused search, host levels only while they examined fewer candidates than this
 # (0: no bound): a deep, narrow search's levels cost one host thread more than the device
 HOST_WORK = 0
@@ -222,6 +230,31 @@ def _zero(a):
     import cupy as cp
 
     cp.cuda.runtime.memsetAsync(a.data.ptr, 0, a.nbytes, 0)
+
+
+def _ptr(a):
+    """A Numba device array's device pointer."""
+    return a.device_ctypes_pointer.value or 0
+
+
+def _memset0(a, nbytes):
+    """Zero the first ``nbytes`` of Numba device array ``a`` on the legacy default stream."""
+    import cupy as cp
+
+    cp.cuda.runtime.memsetAsync(_ptr(a), 0, nbytes, 0)
+
+
+class _Staging:
+    """Pinned host buffers: ``ctl`` (int64) and ``rows`` (int32), each at least the size
+    asked and twice the last (``old``) when grown."""
+
+    def __init__(self, xp, ctl_ints, row_ints, old=None):
+        if old is not None:
+            ctl_ints, row_ints = max(ctl_ints, 2 * old.ctl.size), max(row_ints, 2 * old.rows.size)
+        self._mem = (xp.cuda.alloc_pinned_memory(8 * ctl_ints),
+                     xp.cuda.alloc_pinned_memory(4 * row_ints))
+        self.ctl = np.frombuffer(self._mem[0], dtype=np.int64, count=ctl_ints)
+        self.rows = np.frombuffer(self._mem[1], dtype=np.int32, count=row_ints)
 
 
 def _space_visits(plan):
@@ -872,6 +905,8 @@ class GMatchEngine(faults.Recovery):
     _kept = faults.thread_cache("gmatch_launches")  # kept launches (common._Launches)
     _slots = faults.thread_cache("gmatch_plan")  # kept plan arrays (common._PlanSlots)
     _bufs = faults.thread_cache("gmatch_buffers")  # kept small device arrays (_buf)
+    _pinned = faults.thread_cache("gmatch_staging")  # the fused search's pinned buffers (_stage)
+    _waits = faults.thread_cache("gmatch_wait")  # _wait's event and side stream
 
     def __init__(self, *, pool_target=None, bfs_levels=None, out_capacity=None, steal=None,
                  queue_capacity=1 << 15, memory_budget=None, blocks=None, time_limit=None,
@@ -903,19 +938,18 @@ class GMatchEngine(faults.Recovery):
         self.last_stats = {}
         self._faults = []
         self._plan = None
-        self._budget_memo = None
+        self._free_memo = None
 
     # -- helpers --------------------------------------------------------------------------------
     def _budget(self):
-        # one free-memory read per search (and at most 2 ms old): cudaMemGetInfo takes ~35 us
-        # of an H200's host, and a search reads the budget 2-3 times (gpu/NOTES.md v28);
-        # _prepare starts each search with a fresh read
+        # the free-memory read (cudaMemGetInfo, ~35 us of an H200's host; a search reads the
+        # budget 2-3 times) is kept for FREE_TTL s; the override and the configured budget are
+        # read each time, so a change to either applies at once
         now = time.perf_counter()
-        memo = self._budget_memo
-        if memo is None or now - memo[0] > 0.002 or memo[1] != self.memory_budget:
-            memo = self._budget_memo = (now, self.memory_budget,
-                                        memory_budget(self.memory_budget))
-        return memo[2]
+        memo = self._free_memo
+        if memo is None or now - memo[0] > FREE_TTL:
+            memo = self._free_memo = (now, free_and_total()[0])
+        return memory_budget(self.memory_budget, free=memo[1])
 
     def _fallback(self, plan):
         if plan.k > KMAX_LIMIT:
@@ -1070,8 +1104,6 @@ class GMatchEngine(faults.Recovery):
         most = plan.k if self.bfs_levels is None else self.bfs_levels
         if plan.k < 2 or not 0 < rows.shape[0] < cap or most < 1:
             return rows, 1, 0, None
-        from ..cpu import host_levels, plan_arrays
-
         count_cap = max(cap, self.host_count_rows)
         got = host_levels(plan_arrays(plan), rows, cap, most, numba.get_num_threads(),
                           count_last=count, count_cap=count_cap, work_cap=work_cap)
@@ -1191,18 +1223,14 @@ class GMatchEngine(faults.Recovery):
         cap = int(min(FUSED_BUF_INTS, max(1 << 10, self._budget() // 8 // 4)))
         cap = max(cap, (n0 * L + 31) // 32 * 32)  # the host's rows at least
         faults.point("dfs_buffers")
-        buf, k_buf = self._buf("fused_levels", cap, np.int32, zero=False)
-        head = buf[: n0 * L]
-        if isinstance(rows, np.ndarray) and xp is not np:  # one copy into the kept buffer
-            head.set(np.ascontiguousarray(rows, dtype=np.int32).reshape(-1))
-        else:
-            head[...] = xp.asarray(rows, dtype=np.int32).reshape(-1)
+        _, k_buf = self._buf("fused_levels", cap, np.int32, zero=False, view=False)
         most_warps = (self.blocks or 1) * W if _SIM else \
             max(W, int(info["sm_count"] or 1) * int(info["max_threads_per_sm"] or 2048) // 32)
-        ctl, k_ctl = self._buf("fused_ctl", C_COUNTS + most_warps, np.int64)
+        ctl, k_ctl = self._buf("fused_ctl", C_COUNTS + most_warps, np.int64, zero=False,
+                               view=_SIM)
         qc = self.queue_capacity if self.steal else 1
         q_rows, q_len, q_org, q_ready = self._queue(qc, KMAX)
-        _, k_out = self._buf("no_output", (1, KMAX_LIMIT), np.int32, zero=False)
+        _, k_out = self._buf("no_output", (1, KMAX_LIMIT), np.int32, zero=False, view=False)
         stop = _INF if limit is None else int(limit)
         target = self._default_pool_target(W)
         most = dp.k if self.bfs_levels is None else max(0, self.bfs_levels - (int(L) - 1))
@@ -1212,6 +1240,8 @@ class GMatchEngine(faults.Recovery):
         faults.point("launch")
         if _SIM:
             blocks = self.blocks or 1
+            k_buf[: n0 * L] = np.asarray(rows, dtype=np.int32).reshape(-1)
+            ctl.fill(0)
             with _quiet():
                 kern[blocks, 32 * W](*args)
         else:
@@ -1223,6 +1253,19 @@ class GMatchEngine(faults.Recovery):
             blocks = min(self._grid(kern, W), site.max_blocks(32 * W), most_warps // W)
             if blocks < 1:
                 return None
+            stage = self._stage(C_COUNTS + most_warps, n0 * L)
+            rt = xp.cuda.runtime
+            # the host's rows through pinned memory (an async copy, ordered before the launch on
+            # the legacy stream) and only the control block and the used warps' counts zeroed
+            if isinstance(rows, np.ndarray):
+                stage.rows[: n0 * L] = rows.reshape(-1)
+                rt.memcpyAsync(_ptr(k_buf), stage.rows.ctypes.data, 4 * n0 * L,
+                               rt.memcpyHostToDevice, 0)
+            else:  # a device-resident plan's roots
+                rows = xp.ascontiguousarray(rows, dtype=np.int32)
+                rt.memcpyAsync(_ptr(k_buf), rows.data.ptr, 4 * n0 * L,
+                               rt.memcpyDeviceToDevice, 0)
+            _memset0(k_ctl, 8 * (C_COUNTS + blocks * W))
             if not site.launch(blocks, 32 * W, args, cooperative=True):
                 return None
             self._kept.kept += 1
@@ -1230,9 +1273,15 @@ class GMatchEngine(faults.Recovery):
         nw = blocks * W
         stopped = None
         if not _SIM and (self.time_limit is not None or budget is not UNLIMITED):
-            stopped = self._wait(ctl[:C_COUNTS], ctl[C_COUNTS : C_COUNTS + nw], nw, budget,
+            view = self._bufs["fused_ctl"][0]
+            stopped = self._wait(view[:C_COUNTS], view[C_COUNTS : C_COUNTS + nw], nw, budget,
                                  npool_slot=C_NPOOL)
-        c = _host_copy(ctl[: C_COUNTS + nw])
+        if _SIM:
+            c = np.array(ctl[: C_COUNTS + nw])
+        else:  # waits for the kernel (a synchronous copy on the legacy stream)
+            c = stage.ctl[: C_COUNTS + nw]
+            rt.memcpy(stage.ctl.ctypes.data, _ptr(k_ctl), 8 * (C_COUNTS + nw),
+                      rt.memcpyDeviceToHost)
         total = _exact_sum(c[C_COUNTS:])
         gpu_levels = int(c[C_NPOOL + 1]) - int(L)
         # the sizes of the levels kept, and of one past its buffer where the BFS stopped so
@@ -1255,13 +1304,14 @@ class GMatchEngine(faults.Recovery):
             self._kept = _Launches()
         self._kept(site, kern, blocks, threads, *args)
 
-    def _buf(self, name, shape, dtype, zero=True):
+    def _buf(self, name, shape, dtype, zero=True, view=True):
         """A kept device array for ``name`` of at least ``shape`` (rows by powers of two), its
         first ``shape[0]`` rows zeroed unless ``zero`` is False: (a CuPy view of ``shape``, the
-        kernel array of all of it). Kernels bound these arrays by counts, not shapes, so one
-        kernel array -- marshalled once by the kept launches -- serves every launch instead of
-        an allocation, a wrap and a marshalling each (gpu/NOTES.md v24). Valid until the next
-        call for ``name``: each use reads it back before returning."""
+        kernel array of all of it); the view is None unless ``view`` (a CuPy slice costs a few
+        microseconds of the host's time). Kernels bound these arrays by counts, not shapes, so
+        one kernel array -- marshalled once by the kept launches -- serves every launch instead
+        of an allocation, a wrap and a marshalling each (gpu/NOTES.md v24). Valid until the
+        next call for ``name``: each use reads it back before returning."""
         shape = (shape,) if isinstance(shape, int) else tuple(shape)
         if self._bufs is None:
             self._bufs = {}
@@ -1270,10 +1320,20 @@ class GMatchEngine(faults.Recovery):
                 or got[0].dtype != dtype:
             a = self.xp.zeros((_pow2(shape[0]),) + shape[1:], dtype=dtype)
             got = self._bufs[name] = (a, _kernel_array(a))
-        view = got[0][: shape[0]]
+        if not (view or zero):
+            return None, got[1]
+        v = got[0][: shape[0]]
         if zero:
-            _zero(view)
-        return view, got[1]
+            _zero(v)
+        return (v if view else None), got[1]
+
+    def _stage(self, ctl_ints, row_ints):
+        """The thread's pinned host buffers of the fused search (control block and counts
+        read back, the host's rows copied in), grown to at least these sizes."""
+        st = self._pinned
+        if st is None or st.ctl.size < ctl_ints or st.rows.size < row_ints:
+            st = self._pinned = _Staging(self.xp, ctl_ints, row_ints, st)
+        return st
 
     def _queue(self, qc, KMAX):
         """The donation ring (rows, lengths, origins, generations), its generations zeroed (a
@@ -1281,14 +1341,17 @@ class GMatchEngine(faults.Recovery):
         written): kept between launches as Numba device arrays (one memset instead of four
         allocations and four CuPy kernel arguments)."""
         key = (qc, KMAX)
-        if self._qbufs is None or self._qbufs[0] != key:
+        got = self._qbufs
+        if got is None or got[0] != key:
             xp = self.xp
             host = (xp.zeros((qc, KMAX), dtype=np.int32), xp.zeros(qc, dtype=np.int32),
                     xp.zeros(qc, dtype=np.int64), xp.zeros(qc, dtype=np.int64))
-            self._qbufs = (key, host, [_kernel_array(a) for a in host])
+            got = self._qbufs = (key, host, [_kernel_array(a) for a in host])
+        elif _SIM:
+            got[1][3].fill(0)
         else:
-            _zero(self._qbufs[1][3])
-        return self._qbufs[2]
+            _memset0(got[2][3], 8 * qc)
+        return got[2]
 
     def _wait(self, ctl, task_count, n_pool, budget, npool_slot=None):
         """Wait for the running DFS kernel, polling ``time_limit`` and the run budget (deadline,
@@ -1299,9 +1362,10 @@ class GMatchEngine(faults.Recovery):
         stopped."""
         import cupy as cp
 
-        done = cp.cuda.Event()
+        if self._waits is None:  # kept: a stream's creation is ~20 us of the host's time
+            self._waits = (cp.cuda.Event(disable_timing=True), cp.cuda.Stream(non_blocking=True))
+        done, side = self._waits
         done.record(cp.cuda.Stream.null)
-        side = cp.cuda.Stream(non_blocking=True)
         t0 = time.perf_counter()
         last = t0
         stopped = None
@@ -1357,7 +1421,6 @@ class GMatchEngine(faults.Recovery):
         the last level. With ``fused`` the host levels stop at ``fused_host_rows`` and no GPU
         level runs: the rows are the fused search's start (:meth:`_fused`)."""
         t0 = time.perf_counter()
-        self._budget_memo = None
         KMAX, W = _bucket(plan.k)
         target = self._default_pool_target(W)
         roots = plan.cand_flat[plan.cand_ptr[0] : plan.cand_ptr[1]]
@@ -1536,8 +1599,6 @@ class GMatchEngine(faults.Recovery):
         if not self.candidate_space or not isinstance(plan.cand_flat, np.ndarray) or \
                 getattr(plan.G, "on_device", False) or plan.drv_j.size == 0:
             return None
-        from ...plan.space import build_space
-
         if plan.__dict__.get("_space") is None and _space_visits(plan) > SPACE_VISITS:
             return None
         space = build_space(plan)
