@@ -610,9 +610,8 @@ def phase_bench(rec, budget, per_group, cpu_timeout, vf2_timeout, gpu_limit, onl
                 # v28's default: the BFS levels past the host's launched from the host
                 # (chains), then the DFS -- against the fused search's one launch
                 "chained": GMatchEngine(time_limit=2 * gpu_limit, fused=False),
-                # host levels before the fused search bounded by the candidates they examine
-                # (v29: 0.955x the default's time in call 4, 1.06x in call 5)
-                "host-work-1k": GMatchEngine(time_limit=2 * gpu_limit, host_work=1024)}
+                # v29's host levels before the fused search, to 256 rows (v30: 64)
+                "host-rows-256": GMatchEngine(time_limit=2 * gpu_limit, fused_host_rows=256)}
     rows = []
     t_all = time.perf_counter()
     total_share = sum(x[4] for x in suites)
