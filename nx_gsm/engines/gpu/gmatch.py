@@ -237,13 +237,6 @@ def _ptr(a):
     return a.device_ctypes_pointer.value or 0
 
 
-def _memset0(a, nbytes):
-    """Zero the first ``nbytes`` of Numba device array ``a`` on the legacy default stream."""
-    import cupy as cp
-
-    cp.cuda.runtime.memsetAsync(_ptr(a), 0, nbytes, 0)
-
-
 class _Staging:
     """Pinned host buffers: ``ctl`` (int64) and ``rows`` (int32), each at least the size
     asked and twice the last (``old``) when grown."""
@@ -1265,7 +1258,7 @@ class GMatchEngine(faults.Recovery):
                 rows = xp.ascontiguousarray(rows, dtype=np.int32)
                 rt.memcpyAsync(_ptr(k_buf), rows.data.ptr, 4 * n0 * L,
                                rt.memcpyDeviceToDevice, 0)
-            _memset0(k_ctl, 8 * (C_COUNTS + blocks * W))
+            rt.memsetAsync(_ptr(k_ctl), 0, 8 * (C_COUNTS + blocks * W), 0)
             if not site.launch(blocks, 32 * W, args, cooperative=True):
                 return None
             self._kept.kept += 1
@@ -1347,10 +1340,8 @@ class GMatchEngine(faults.Recovery):
             host = (xp.zeros((qc, KMAX), dtype=np.int32), xp.zeros(qc, dtype=np.int32),
                     xp.zeros(qc, dtype=np.int64), xp.zeros(qc, dtype=np.int64))
             got = self._qbufs = (key, host, [_kernel_array(a) for a in host])
-        elif _SIM:
-            got[1][3].fill(0)
         else:
-            _memset0(got[2][3], 8 * qc)
+            _zero(got[1][3])
         return got[2]
 
     def _wait(self, ctl, task_count, n_pool, budget, npool_slot=None):
