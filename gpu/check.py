@@ -610,8 +610,11 @@ def phase_bench(rec, budget, per_group, cpu_timeout, vf2_timeout, gpu_limit, onl
                 # v28's default: the BFS levels past the host's launched from the host
                 # (chains), then the DFS -- against the fused search's one launch
                 "chained": GMatchEngine(time_limit=2 * gpu_limit, fused=False),
-                # v29's host levels before the fused search, to 256 rows (v30: 64)
-                "host-rows-256": GMatchEngine(time_limit=2 * gpu_limit, fused_host_rows=256)}
+                # v30's host levels before every fused search, to 64 rows (v31: 16-level
+                # stacks from the roots)
+                "host-rows-64": GMatchEngine(time_limit=2 * gpu_limit, fused_host_rows=64),
+                # v30's levels, every one over the grid (v31: narrow ones in one block)
+                "no-narrow": GMatchEngine(time_limit=2 * gpu_limit, fused_narrow=0)}
     rows = []
     t_all = time.perf_counter()
     total_share = sum(x[4] for x in suites)

@@ -410,6 +410,25 @@ def fused_cases(nm):
     if eng.count(plan, limit=777) != 777:
         print("fused: limit not exact")
         sys.exit(1)
+    # narrow levels in block 0 to depth k - 1 (one root's search, 8 -> 56 -> 336 rows), then
+    # past the buffer inside them: the DFS from the level before, as with grid barriers
+    H1 = nx.path_graph(4)
+    G1 = nx.complete_graph(8)
+    nx.set_node_attributes(G1, {v: int(v == 0) for v in G1}, "label")
+    nx.set_node_attributes(H1, {v: int(v == 0) for v in H1}, "label")
+    plan1, _, _ = prepare(G1, H1, "mono", node_label="label")
+    want1 = CpuEngine().count(plan1)
+    for buf in (64, 1 << 16):
+        gm.FUSED_BUF_INTS = buf
+        try:
+            eng = GMatchEngine(blocks=1, host_rows=0, pool_target=1 << 20, fused_narrow=1 << 20)
+            got = eng.count(plan1)
+        finally:
+            gm.FUSED_BUF_INTS = keep
+        st = eng.last_stats
+        print(f"fused/narrow buffer={buf}: {got} (want {want1})", st["level_rows"], flush=True)
+        if got != want1 or not st.get("fused"):
+            sys.exit(1)
     rnd = random.Random(11)
     for i, cls in enumerate([nx.Graph, nx.DiGraph, nx.MultiGraph, nx.MultiDiGraph]):
         G = rand_graph(rnd, cls, 10, 0.5, loops=i % 2 == 1, n_labels=2, n_elabels=2)
@@ -417,10 +436,12 @@ def fused_cases(nm):
         for mode in ("mono", "induced"):
             plan, _, _ = prepare(G, H, mode, node_match=nm)
             want = CpuEngine().count(plan)
-            got = [GMatchEngine(blocks=1, host_rows=0, pool_target=64, fused=f).count(plan)
-                   for f in (True, False)]
+            # block 0's narrow levels: the default, none, and every level up to the pool
+            got = [GMatchEngine(blocks=1, host_rows=0, pool_target=64, fused=f,
+                                fused_narrow=nw).count(plan)
+                   for f, nw in ((True, None), (False, None), (True, 0), (True, 1 << 20))]
             print(f"fused/{cls.__name__}/{mode}: want={want} got={got}", flush=True)
-            if got != [want, want]:
+            if got != [want] * 4:
                 sys.exit(1)
     # a level with no rows: a triangle pattern in a tree
     plan, _, _ = prepare(nx.balanced_tree(2, 3), nx.cycle_graph(3), "mono")

@@ -384,6 +384,8 @@ def _cu_launch(cooperative=False):
 
 
 def _dim3(d):
+    if type(d) is int:  # (every kept launch's block and most grids: ~6 us less on an H200)
+        return d, 1, 1
     d = tuple(d) if isinstance(d, tuple) else (int(d),)
     return tuple(int(x) for x in d) + (1,) * (3 - len(d))
 
@@ -672,8 +674,9 @@ class _PlanSlots:
     Numba wrap of each (~25 us on an H200's host) and, at each launch site's first launch of
     the plan, every one of them marshalled again (~8 us each; gpu/NOTES.md v23). Here each
     array lives at a fixed offset of one kept device buffer as a view of a capacity shape made
-    once: a search packs its arrays into a kept host buffer, copies them with one
-    ``cudaMemcpy``, and the kept launches find the same objects as last time. Kernels read only
+    once: a search packs its arrays into a kept (pinned) host buffer, copies them with one
+    ``cudaMemcpyAsync`` (the next search's packing first waits for that copy's event), and the
+    kept launches find the same objects as last time. Kernels read only
     what the plan's ``k``, pointer arrays and counts address, never the capacity tails.
 
     One plan holds the slots at a time (a weak reference to its :class:`_DevPlan`): a plan made
@@ -685,10 +688,13 @@ class _PlanSlots:
     def __init__(self, xp):
         self.xp = xp
         self._holder = None
-        self._slots = []  # [offset, capacity bytes, view shape, kernel array] per plan array
+        # [offset, capacity bytes, view shape, kernel array, typed host view] per plan array
+        self._slots = []
         self._dev = self._host = None
         self.layouts = 0  # device buffers made (tests: a search that fits makes none)
         self._no_cut = None
+        self._last = 0  # the slot at the largest offset
+        self._copied = None  # an event after the last copy out of the host buffer
 
     def no_cut(self):
         """A kept empty kernel array (``_DevPlan.cut_part`` without DUPREMOVE)."""
@@ -701,30 +707,38 @@ class _PlanSlots:
         or None while another owner holds the slots."""
         if self._holder is not None and self._holder() is not None:
             return None
+        if self._copied is not None:  # the last plan's copy reads the host buffer until done
+            self._copied.synchronize()
         slots = self._slots
         if len(arrays) != len(slots):
             self._layout(arrays)
             slots = self._slots
-        end = i = 0
-        # one pass, one NumPy copy per array (into the slot's typed host view): a plan's 19
-        # arrays were ~4 NumPy calls each, ~90 us of a small search (gpu/NOTES.md v30)
+        # one pass, one test and one NumPy copy per array (into the slot's typed host view): a
+        # plan's 19 arrays were ~4 NumPy calls each, ~90 us of a small search (gpu/NOTES.md
+        # v30), then four tests each ~60 us on an H200's host (v31)
+        i = 0
         while i < len(arrays):
             a, sl = arrays[i], slots[i]
-            if a.nbytes > sl[1] or a.dtype != sl[4].dtype or a.ndim != len(sl[2]):
-                self._layout(arrays)
-                slots, end, i = self._slots, 0, 0
-                continue
-            if a.ndim > 1 and a.shape[1:] != sl[2][1:]:  # another row width: a new view
-                sl[2] = self._shape(a, sl[1])
+            if a.nbytes > sl[1] or a.dtype != sl[4].dtype or a.shape[1:] != sl[2][1:]:
+                if a.nbytes > sl[1] or a.dtype != sl[4].dtype or a.ndim != len(sl[2]):
+                    self._layout(arrays)
+                    slots, i = self._slots, 0
+                    continue
+                sl[2] = self._shape(a, sl[1])  # another row width: a new view
                 sl[3] = self._view(sl[0], a.dtype, sl[2])
             sl[4][: a.size] = a.reshape(-1)
-            end = max(end, sl[0] + a.nbytes)
             i += 1
+        # the last slot's start plus its array's bytes: every other slot ends before its start
+        end = slots[self._last][0] + arrays[self._last].nbytes
         if self.xp is np:
             self._dev[:end] = self._host[:end]
-        else:
+        else:  # ordered before the kernels that read it on the legacy stream; not waited for
             rt = self.xp.cuda.runtime
-            rt.memcpy(self._dev.data.ptr, self._host.ctypes.data, end, rt.memcpyHostToDevice)
+            rt.memcpyAsync(self._dev.data.ptr, self._host.ctypes.data, end,
+                           rt.memcpyHostToDevice, 0)
+            if self._copied is None:
+                self._copied = self.xp.cuda.Event(block=False, disable_timing=True)
+            self._copied.record(self.xp.cuda.Stream.null)
         self._holder = weakref.ref(owner)
         return [sl[3] for sl in slots]
 
@@ -754,6 +768,7 @@ class _PlanSlots:
         else:  # page-locked: the copy goes straight to the device, not through a staging copy
             self._pinned = self.xp.cuda.alloc_pinned_memory(total)
             self._host = np.frombuffer(self._pinned, dtype=np.uint8, count=total)
+        self._last = max(range(len(arrays)), key=lambda i: offs[i])
         self._slots = []
         for a, off, cap in zip(arrays, offs, caps):
             shape = self._shape(a, cap)

@@ -79,6 +79,10 @@ N_CTL = 16 * 10
 # size, one size per BFS level, then one match count per warp
 C_BAR, C_GEN, C_NPOOL, C_LEVELS = N_CTL, N_CTL + 16, N_CTL + 32, N_CTL + 48
 C_COUNTS = C_LEVELS + 48
+# the warps' counts summed by the fused kernel: the high and the low 32-bit halves apart, each
+# sum exact in int64 for any number of warps a card holds (the host reads these, not the counts)
+C_SUM_HI, C_SUM_LO = C_NPOOL + 3, C_NPOOL + 4
+C_NARROW = C_NPOOL + 5  # 6 slots: where block 0's narrow levels left the search
 
 # host BFS levels (see GMatchEngine._host_prefix) while a level holds at most this many rows,
 # on all host threads from cpu.WIDE_ROWS rows on; a count's last level is counted on the host
@@ -94,11 +98,16 @@ BFS_CHAIN = 4  # the most GPU BFS levels launched before their sizes are read (g
 # a count's fused search (GMatchEngine._fused): host levels while they hold fewer rows than
 # this (the one-thread levels of cpu._narrow_levels), then every other level and the DFS in
 # one cooperative launch, its levels in a kept buffer of FUSED_BUF_INTS int32 (at most an
-# eighth of the memory budget). 64, not v29's 256, since the host's part of a search got
-# cheaper (v30: 0.90x the time on 35 yeast-16 queries, both orders of an interleaved A/B; 0
-# from the roots leaves searches of a few hundred microseconds on the host to the device)
-FUSED_HOST_ROWS = 64
+# eighth of the memory budget), by stack depth (KMAX). 64, not v29's 256, since the host's
+# part of a search got cheaper (v30: 0.90x the time on 35 yeast-16 queries, both orders of an
+# interleaved A/B); 16-level stacks from the roots (v31: 0.93x the time of 64 on 34 yeast-16
+# queries, though the 4 the host finishes in 0.06-0.34 ms take 1.2-5x longer); 8 and 32 not
+# measured from the roots
+FUSED_HOST_ROWS = {8: 64, 16: 0, 32: 64}
 FUSED_BUF_INTS = 1 << 22
+# and its levels of fewer rows than this many per warp of a block run in block 0 alone, a
+# block's barrier between them instead of a grid barrier (GMatchEngine's ``fused_narrow``: rows)
+FUSED_NARROW = 4
 # seconds a free-memory read stays the memory budget's cap (GMatchEngine._budget): a device
 # fault from memory taken since is recovered like any other (faults.py)
 FREE_TTL = 0.1
@@ -640,15 +649,16 @@ def _make_dfs_kernel(KMAX, W, wide):
             _wsync()
 
     @cuda.jit(device=True)
-    def level(src, off, n, L, buf, woff, room, ctl, slot, drv_ptr, drv_j, drv_dir, in_indptr,
-              cand_ptr, cidx, row_off, sptr, sval, use_cs, order, cand_bits, cand_flat, chk_ptr,
-              chk_j, chk_out, chk_in, chk_peo, chk_pei, indptr, indices, emult, in_indices,
-              eclass, eok, has_el, mono, directed, cut_part):
-        """One BFS level of the fused search, :func:`_bfs_level_kernel`'s work over the whole
-        grid: the feasible extensions of the ``n`` flat rows of ``L`` entries at
-        ``src[off:]`` appended to ``buf[woff:]`` (rows of ``L + 1``, at most ``room``),
-        ``ctl[slot]`` counting them all (past ``room`` too). A row's local candidate set is
-        split over ``g`` warps when the frontier is narrower than the grid.
+    def level(src, off, n, L, buf, woff, room, ctl, slot, gw, nw, drv_ptr, drv_j, drv_dir,
+              in_indptr, cand_ptr, cidx, row_off, sptr, sval, use_cs, order, cand_bits,
+              cand_flat, chk_ptr, chk_j, chk_out, chk_in, chk_peo, chk_pei, indptr, indices,
+              emult, in_indices, eclass, eok, has_el, mono, directed, cut_part):
+        """One BFS level of the fused search, :func:`_bfs_level_kernel`'s work over ``nw``
+        warps (this one ``gw``: the whole grid, or one block for a narrow level): the
+        feasible extensions of the ``n`` flat rows of ``L`` entries at ``src[off:]`` appended
+        to ``buf[woff:]`` (rows of ``L + 1``, at most ``room``), ``ctl[slot]`` counting them
+        all (past ``room`` too). A row's local candidate set is split over ``g`` warps when
+        the frontier is narrower than the warps.
 
         Written out, not shared with the level kernel through a device function: sharing one
         took the fused kernel from 80 to 90 registers on the H200 (6 to 5 resident blocks per
@@ -657,8 +667,6 @@ def _make_dfs_kernel(KMAX, W, wide):
         m = cuda.local.array(KMAX, int32)
         lane = cuda.threadIdx.x & 31
         wib = cuda.threadIdx.x >> 5
-        gw = cuda.grid(1) >> 5
-        nw = cuda.gridsize(1) >> 5
         below = (int64(1) << lane) - 1
         g = nw // n
         if g < 1:
@@ -728,7 +736,7 @@ def _make_fused_kernel(KMAX, W, run, level, regs):
               chk_pei, drv_ptr, drv_j, drv_dir, indptr, indices, emult, in_indptr, in_indices,
               cidx, row_off, sptr, sval, use_cs, eclass, eok, has_el, mono, directed, k, cut_part,
               n0, L0, buf, buf_cap, target, most, ctl, q_rows, q_len, q_org, q_ready, q_cap,
-              stop_at, out, steal):
+              stop_at, out, steal, narrow):
         """A whole count in one cooperative launch: gMatch Sec. 4.3's initialisation phase
         (at most ``most`` BFS levels from the host's rows, ``n0`` flat rows of ``L0``
         entries at the start of ``buf``, until ``target`` rows, depth ``k - 1`` or a level
@@ -741,35 +749,82 @@ def _make_fused_kernel(KMAX, W, run, level, regs):
         after every line read before, so no SM can hold a stale copy of them in its L1 (the
         rows are read with plain loads). Counts go to ``ctl[C_COUNTS + global warp]``; the
         pool's size, depth and whether a level overflowed to ``ctl[C_NPOOL:C_NPOOL + 3]`` (the
-        size for the host's progress reads).
+        size for the host's progress reads); the counts' sum to ``ctl[C_SUM_HI]`` and
+        ``ctl[C_SUM_LO]`` (their high and low 32-bit halves).
         """
         # (one buffer for the host's rows and every level: a loop over two arrays kept both
         # in registers, 94 against 78 for the levels alone under ptxas for sm_90)
         cell = cuda.shared.array(1, int64)
+        nar = cuda.shared.array(6, int64)
+        tid = cuda.threadIdx.x
         off = int64(0)
         n = int64(n0)
         L = int64(L0)
         woff = (n * L + 31) // 32 * 32
-        lv = 0
-        over = 0
-        while L < k - 1 and 0 < n < target and lv < most:
-            room = (buf_cap - woff) // (L + 1)
-            if room <= 0:
+        lv = int64(0)
+        over = int64(0)
+        gen = 0
+        # levels of fewer than ``narrow`` rows first run in block 0 alone (phase 1), a block's
+        # barrier between them, not the grid's (a deep search from one root starts with
+        # several); then one grid barrier, after which every block takes their end from
+        # ctl[C_NARROW:] and the levels go on over the grid (phase 0). One call of ``level``
+        # for both: two took the KMAX-16 kernel from 80 to 96 registers (v31 call 3)
+        phase = 1 if 0 < n < narrow and L < k - 1 and lv < most else 0
+        while True:
+            solo = phase == 1
+            while (cuda.blockIdx.x == 0 or not solo) and over == 0 and L < k - 1 and \
+                    0 < n < target and lv < most and (n < narrow or not solo):
+                room = (buf_cap - woff) // (L + 1)
+                if room <= 0:
+                    break
+                gw = cuda.grid(1) >> 5
+                nw = cuda.gridsize(1) >> 5
+                if solo:
+                    gw = tid >> 5
+                    nw = cuda.blockDim.x >> 5
+                level(buf, off, n, L, buf, woff, room, ctl, C_LEVELS + lv, gw, nw, drv_ptr,
+                      drv_j, drv_dir, in_indptr, cand_ptr, cidx, row_off, sptr, sval, use_cs,
+                      order, cand_bits, cand_flat, chk_ptr, chk_j, chk_out, chk_in, chk_peo,
+                      chk_pei, indptr, indices, emult, in_indices, eclass, eok, has_el, mono,
+                      directed, cut_part)
+                lv += 1
+                if solo:
+                    cuda.syncthreads()
+                    if tid == 0:
+                        cell[0] = cuda.atomic.add(ctl, C_LEVELS + lv - 1, 0)
+                    cuda.syncthreads()
+                    size = cell[0]
+                else:
+                    gen += 1
+                    size = _grid_barrier(ctl, gen, C_LEVELS + lv - 1, cell)
+                if size > room:  # past the buffer: the DFS starts from the level before
+                    over = 1
+                    break
+                off = woff
+                n = size
+                L += 1
+                woff += (size * L + 31) // 32 * 32
+            if not solo:
                 break
-            level(buf, off, n, L, buf, woff, room, ctl, C_LEVELS + lv, drv_ptr, drv_j,
-                  drv_dir, in_indptr, cand_ptr, cidx, row_off, sptr, sval, use_cs, order,
-                  cand_bits, cand_flat, chk_ptr, chk_j, chk_out, chk_in, chk_peo, chk_pei,
-                  indptr, indices, emult, in_indices, eclass, eok, has_el, mono, directed,
-                  cut_part)
-            lv += 1
-            size = _grid_barrier(ctl, lv, C_LEVELS + lv - 1, cell)
-            if size > room:  # past the buffer: the DFS starts from the level before
-                over = 1
-                break
-            off = woff
-            n = size
-            L += 1
-            woff += (size * L + 31) // 32 * 32
+            if cuda.blockIdx.x == 0 and tid == 0:
+                ctl[C_NARROW] = off
+                ctl[C_NARROW + 1] = n
+                ctl[C_NARROW + 2] = L
+                ctl[C_NARROW + 3] = woff
+                ctl[C_NARROW + 4] = lv
+                ctl[C_NARROW + 5] = over
+            gen += 1
+            _grid_barrier(ctl, gen, C_NARROW, cell)
+            if tid < 6:
+                nar[tid] = cuda.atomic.add(ctl, C_NARROW + tid, 0)
+            cuda.syncthreads()
+            off = nar[0]
+            n = nar[1]
+            L = nar[2]
+            woff = nar[3]
+            lv = nar[4]
+            over = nar[5]
+            phase = 0
         if cuda.grid(1) == 0:
             ctl[C_NPOOL] = n
             ctl[C_NPOOL + 1] = L
@@ -779,6 +834,22 @@ def _make_fused_kernel(KMAX, W, run, level, regs):
             cidx, row_off, sptr, sval, use_cs, eclass, eok, has_el, mono, directed, k, cut_part,
             buf, off, L, n, ctl, q_rows, q_len, q_org, q_ready, q_cap, ctl, C_COUNTS, 0,
             stop_at, out, 0, steal)
+        # the block's warp counts summed in shared memory, then two atomics a block: the host
+        # reads the control block alone, not ~8,000 counts (gpu/NOTES.md v31)
+        red = cuda.shared.array(2, int64)
+        if tid == 0:
+            red[0] = 0
+            red[1] = 0
+        cuda.syncthreads()
+        if (tid & 31) == 0:
+            v = cuda.atomic.add(ctl, C_COUNTS + (cuda.grid(1) >> 5), 0)
+            if v != 0:
+                cuda.atomic.add(red, 0, v >> 32)
+                cuda.atomic.add(red, 1, v & 0xFFFFFFFF)
+        cuda.syncthreads()
+        if tid == 0 and (red[0] != 0 or red[1] != 0):
+            cuda.atomic.add(ctl, C_SUM_HI, red[0])
+            cuda.atomic.add(ctl, C_SUM_LO, red[1])
 
     return fused
 
@@ -873,17 +944,20 @@ class GMatchEngine(faults.Recovery):
       False: raw adjacency rows, as device-resident plans always use);
     * ``fused``: a count runs its device levels and its DFS in one cooperative launch
       (default True; see :meth:`_fused`), after host levels of fewer than
-      ``fused_host_rows`` rows (default :data:`FUSED_HOST_ROWS`, never more than
+      ``fused_host_rows`` rows (default :data:`FUSED_HOST_ROWS` by stack depth, never more than
       ``host_rows``: ``host_rows=0`` starts it from the roots); False: BFS levels
       launched from the host (``host_rows``, ``bfs_chain``), then the DFS, as collects do;
       ``fused_regs``: the fused kernel's register cap (default :data:`FUSED_REGS`; 0: none);
       ``host_work``: those host levels stop once they examined this many candidates
-      (default :data:`HOST_WORK`; 0: no bound);
+      (default :data:`HOST_WORK`; 0: no bound); ``fused_narrow``: the fused search's levels
+      of fewer rows than this run in one block, without grid barriers (default
+      :data:`FUSED_NARROW` per warp of a block; 0: none);
 
     ``NX_GSM_GMATCH_POOL_TARGET``, ``NX_GSM_GMATCH_STEAL`` (0/1), ``NX_GSM_GMATCH_HOST_ROWS``,
     ``NX_GSM_GMATCH_HOST_COUNT_ROWS``, ``NX_GSM_GMATCH_BFS_CHAIN``, ``NX_GSM_GMATCH_SPACE``
     (0/1), ``NX_GSM_GMATCH_FUSED`` (0/1), ``NX_GSM_GMATCH_FUSED_HOST_ROWS``,
-    ``NX_GSM_GMATCH_FUSED_REGS``, ``NX_GSM_GMATCH_HOST_WORK`` and ``NX_GSM_GMATCH_TIME_LIMIT``
+    ``NX_GSM_GMATCH_FUSED_REGS``, ``NX_GSM_GMATCH_FUSED_NARROW``, ``NX_GSM_GMATCH_HOST_WORK``
+    and ``NX_GSM_GMATCH_TIME_LIMIT``
     set the defaults of the corresponding parameters (for
     harnesses that pick engines by name).
     Patterns deeper than :data:`KMAX_LIMIT` run on the CPU engine (logged). ``last_stats`` holds
@@ -904,7 +978,8 @@ class GMatchEngine(faults.Recovery):
     def __init__(self, *, pool_target=None, bfs_levels=None, out_capacity=None, steal=None,
                  queue_capacity=1 << 15, memory_budget=None, blocks=None, time_limit=None,
                  host_rows=None, candidate_space=None, host_count_rows=None, bfs_chain=None,
-                 fused=None, fused_host_rows=None, fused_regs=None, host_work=None):
+                 fused=None, fused_host_rows=None, fused_regs=None, host_work=None,
+                 fused_narrow=None):
         self.xp = array_module()
         # NX_GSM_GMATCH_* knobs let test harnesses reach engines by name
         pool_target = _knob(pool_target, "POOL_TARGET", None)
@@ -916,8 +991,9 @@ class GMatchEngine(faults.Recovery):
         steal = _knob(steal, "STEAL", True, _flag)
         self.candidate_space = _knob(candidate_space, "SPACE", True, _flag)
         self.fused = _knob(fused, "FUSED", True, _flag)
-        self.fused_host_rows = _knob(fused_host_rows, "FUSED_HOST_ROWS", FUSED_HOST_ROWS)
+        self.fused_host_rows = _knob(fused_host_rows, "FUSED_HOST_ROWS", None)
         self.host_work = _knob(host_work, "HOST_WORK", HOST_WORK)
+        self.fused_narrow = _knob(fused_narrow, "FUSED_NARROW", None)
         self.fused_regs = _knob(fused_regs, "FUSED_REGS", None)
         time_limit = _knob(time_limit, "TIME_LIMIT", None, float)
         self.pool_target = pool_target
@@ -1219,22 +1295,22 @@ class GMatchEngine(faults.Recovery):
         _, k_buf = self._buf("fused_levels", cap, np.int32, zero=False, view=False)
         most_warps = (self.blocks or 1) * W if _SIM else \
             max(W, int(info["sm_count"] or 1) * int(info["max_threads_per_sm"] or 2048) // 32)
-        ctl, k_ctl = self._buf("fused_ctl", C_COUNTS + most_warps, np.int64, zero=False,
-                               view=_SIM)
         qc = self.queue_capacity if self.steal else 1
-        q_rows, q_len, q_org, q_ready = self._queue(qc, KMAX)
+        q_rows, q_len, q_org, _ = self._queue(qc, KMAX, zero=False)
+        both, q_ready, k_ctl, qpad = self._ring_ctl(qc, C_COUNTS + most_warps)
         _, k_out = self._buf("no_output", (1, KMAX_LIMIT), np.int32, zero=False, view=False)
         stop = _INF if limit is None else int(limit)
         target = self._default_pool_target(W)
         most = dp.k if self.bfs_levels is None else max(0, self.bfs_levels - (int(L) - 1))
         args = (*dp.dfs_args(), n0, int(L), k_buf, cap, target, most, k_ctl, q_rows, q_len,
-                q_org, q_ready, qc, stop, k_out, int(self.steal))
+                q_org, q_ready, qc, stop, k_out, int(self.steal),
+                FUSED_NARROW * W if self.fused_narrow is None else int(self.fused_narrow))
         _sim_reset()
         faults.point("launch")
         if _SIM:
             blocks = self.blocks or 1
             k_buf[: n0 * L] = np.asarray(rows, dtype=np.int32).reshape(-1)
-            ctl.fill(0)
+            both.fill(0)
             with _quiet():
                 kern[blocks, 32 * W](*args)
         else:
@@ -1246,7 +1322,7 @@ class GMatchEngine(faults.Recovery):
             blocks = min(self._grid(kern, W), site.max_blocks(32 * W), most_warps // W)
             if blocks < 1:
                 return None
-            stage = self._stage(C_COUNTS + most_warps, n0 * L)
+            stage = self._stage(C_COUNTS, n0 * L)
             rt = xp.cuda.runtime
             # the host's rows through pinned memory (an async copy, ordered before the launch on
             # the legacy stream) and only the control block and the used warps' counts zeroed
@@ -1258,7 +1334,8 @@ class GMatchEngine(faults.Recovery):
                 rows = xp.ascontiguousarray(rows, dtype=np.int32)
                 rt.memcpyAsync(_ptr(k_buf), rows.data.ptr, 4 * n0 * L,
                                rt.memcpyDeviceToDevice, 0)
-            rt.memsetAsync(_ptr(k_ctl), 0, 8 * (C_COUNTS + blocks * W), 0)
+            # the ring's generations, the control block and the used warps' counts: one memset
+            rt.memsetAsync(both.data.ptr, 0, 8 * (qpad + C_COUNTS + blocks * W), 0)
             if not site.launch(blocks, 32 * W, args, cooperative=True):
                 return None
             self._kept.kept += 1
@@ -1266,19 +1343,18 @@ class GMatchEngine(faults.Recovery):
         nw = blocks * W
         stopped = None
         if not _SIM and (self.time_limit is not None or budget is not UNLIMITED):
-            view = self._bufs["fused_ctl"][0]
-            stopped = self._wait(view[:C_COUNTS], view[C_COUNTS : C_COUNTS + nw], nw, budget,
+            stopped = self._wait(both[qpad : qpad + C_COUNTS],
+                                 both[qpad + C_COUNTS : qpad + C_COUNTS + nw], nw, budget,
                                  npool_slot=C_NPOOL)
         if _SIM:
-            c = np.array(ctl[: C_COUNTS + nw])
+            c = np.array(both[qpad : qpad + C_COUNTS])
         else:  # waits for the kernel (a synchronous copy on the legacy stream)
-            c = stage.ctl[: C_COUNTS + nw]
-            rt.memcpy(stage.ctl.ctypes.data, _ptr(k_ctl), 8 * (C_COUNTS + nw),
-                      rt.memcpyDeviceToHost)
-        total = _exact_sum(c[C_COUNTS:])
+            c = stage.ctl[:C_COUNTS]
+            rt.memcpy(stage.ctl.ctypes.data, _ptr(k_ctl), 8 * C_COUNTS, rt.memcpyDeviceToHost)
+        total = (int(c[C_SUM_HI]) << 32) + int(c[C_SUM_LO])
         gpu_levels = int(c[C_NPOOL + 1]) - int(L)
         # the sizes of the levels kept, and of one past its buffer where the BFS stopped so
-        sizes = [int(x) for x in c[C_LEVELS : C_LEVELS + gpu_levels + int(c[C_NPOOL + 2])]]
+        sizes = c[C_LEVELS : C_LEVELS + gpu_levels + int(c[C_NPOOL + 2])].tolist()
         self.last_stats.update(
             fused=True, blocks=int(blocks), warps_per_block=W, kmax=KMAX, wide=dp.wide,
             gpu_levels=gpu_levels, level_rows=sizes,
@@ -1328,11 +1404,11 @@ class GMatchEngine(faults.Recovery):
             st = self._pinned = _Staging(self.xp, ctl_ints, row_ints, st)
         return st
 
-    def _queue(self, qc, KMAX):
-        """The donation ring (rows, lengths, origins, generations), its generations zeroed (a
-        slot's row, length and origin are read only after its generation says they were
-        written): kept between launches as Numba device arrays (one memset instead of four
-        allocations and four CuPy kernel arguments)."""
+    def _queue(self, qc, KMAX, zero=True):
+        """The donation ring (rows, lengths, origins, generations), its generations zeroed
+        unless ``zero`` is False (a slot's row, length and origin are read only after its
+        generation says they were written): kept between launches as Numba device arrays (one
+        memset instead of four allocations and four CuPy kernel arguments)."""
         key = (qc, KMAX)
         got = self._qbufs
         if got is None or got[0] != key:
@@ -1340,9 +1416,24 @@ class GMatchEngine(faults.Recovery):
             host = (xp.zeros((qc, KMAX), dtype=np.int32), xp.zeros(qc, dtype=np.int32),
                     xp.zeros(qc, dtype=np.int64), xp.zeros(qc, dtype=np.int64))
             got = self._qbufs = (key, host, [_kernel_array(a) for a in host])
-        else:
+        elif zero:
             _zero(got[1][3])
         return got[2]
+
+    def _ring_ctl(self, qc, n):
+        """The fused search's donation-ring generations (``qc``) and its control block (``n``)
+        in one kept int64 device array, the block from a 128-byte line on, so that one memset
+        zeroes both: (the array, the generations' and the block's kernel arrays, the block's
+        offset). Valid until the next call, as :meth:`_buf`'s arrays."""
+        if self._bufs is None:
+            self._bufs = {}
+        qpad = (qc + 15) // 16 * 16
+        got = self._bufs.get("fused_ring_ctl")
+        if got is None or got[4] != qc or got[0].shape[0] < qpad + n:
+            a = self.xp.zeros(qpad + _pow2(n), dtype=np.int64)
+            got = self._bufs["fused_ring_ctl"] = (a, _kernel_array(a[:qc]),
+                                                  _kernel_array(a[qpad:]), qpad, qc)
+        return got[0], got[1], got[2], got[3]
 
     def _wait(self, ctl, task_count, n_pool, budget, npool_slot=None):
         """Wait for the running DFS kernel, polling ``time_limit`` and the run budget (deadline,
@@ -1417,7 +1508,8 @@ class GMatchEngine(faults.Recovery):
         roots = plan.cand_flat[plan.cand_ptr[0] : plan.cand_ptr[1]]
         rows, L, levels, last = self._host_prefix(
             plan, roots, target, count,
-            min(self.host_rows, self.fused_host_rows) if fused else None,
+            min(self.host_rows, FUSED_HOST_ROWS[KMAX] if self.fused_host_rows is None
+                else self.fused_host_rows) if fused else None,
             self.host_work if fused else 0)
         t1 = time.perf_counter()
         self.last_stats = {"host_levels": levels, "t_host_bfs": t1 - t0, "k": plan.k}
