@@ -767,8 +767,9 @@ def _make_fused_kernel(KMAX, W, run, level, regs):
         # levels of fewer than ``narrow`` rows first run in block 0 alone (phase 1), a block's
         # barrier between them, not the grid's (a deep search from one root starts with
         # several); then one grid barrier, after which every block takes their end from
-        # ctl[C_NARROW:] and the levels go on over the grid (phase 0). One call of ``level``
-        # for both: two took the KMAX-16 kernel from 80 to 96 registers (v31 call 3)
+        # ctl[C_NARROW:] and the levels go on over the grid (phase 0). The narrow phase took
+        # the KMAX-16 kernel from 80 to 96 registers, with one call of ``level`` as with two
+        # (24 -> 20 resident warps per SM; gpu/NOTES.md v31)
         phase = 1 if 0 < n < narrow and L < k - 1 and lv < most else 0
         while True:
             solo = phase == 1
