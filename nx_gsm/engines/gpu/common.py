@@ -715,7 +715,7 @@ class _PlanSlots:
             slots = self._slots
         # one pass, one test and one NumPy copy per array (into the slot's typed host view): a
         # plan's 19 arrays were ~4 NumPy calls each, ~90 us of a small search (gpu/NOTES.md
-        # v30), then four tests each ~60 us on an H200's host (v31)
+        # v30), then four tests and a running end each, ~60 us in all on an H200's host (v31)
         i = 0
         while i < len(arrays):
             a, sl = arrays[i], slots[i]
