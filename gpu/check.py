@@ -610,9 +610,9 @@ def phase_bench(rec, budget, per_group, cpu_timeout, vf2_timeout, gpu_limit, onl
                 # v28's default: the BFS levels past the host's launched from the host
                 # (chains), then the DFS -- against the fused search's one launch
                 "chained": GMatchEngine(time_limit=2 * gpu_limit, fused=False),
-                # v30's host levels before every fused search, to 64 rows (v31: 16-level
-                # stacks from the roots)
-                "host-rows-64": GMatchEngine(time_limit=2 * gpu_limit, fused_host_rows=64),
+                # v31's rule: every 16-level stack from the roots, however small its
+                # candidate space (v32: small ones on the host)
+                "no-small": GMatchEngine(time_limit=2 * gpu_limit, small_space=0),
                 # v30's levels, every one over the grid (v31: narrow ones in one block)
                 "no-narrow": GMatchEngine(time_limit=2 * gpu_limit, fused_narrow=0)}
     rows = []

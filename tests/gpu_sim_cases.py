@@ -337,12 +337,11 @@ def space_choice_cases():
     """When the kernels' local sets come from the candidate space (``GMatchEngine._space``):
     by default; not when switched off, for a pattern without driver edges, for a space whose
     build would read more than ``SPACE_VISITS`` adjacency entries (unless the host levels built
-    it already), or past an eighth of the memory budget. ``_space_visits`` counts exactly the
-    adjacency entries of the driving nodes' candidates."""
+    it already), or past an eighth of the memory budget (``space_visits``: tests/test_plan.py)."""
     import numpy as np
 
     from nx_gsm.engines.gpu import gmatch as gm
-    from nx_gsm.plan.space import build_space
+    from nx_gsm.plan.space import build_space, space_visits
 
     def fresh(G, H):
         return prepare(G, H, "mono")[0]
@@ -352,8 +351,8 @@ def space_choice_cases():
     want = sum(int(np.diff(plan.G.indptr)[plan.cand[int(plan.order[int(j)])]].sum())
                for j in plan.drv_j)
     fails = []
-    if gm._space_visits(plan) != want or want != 3 * 2 * 9000:
-        fails.append(f"visits {gm._space_visits(plan)}, want {want}")
+    if space_visits(plan) != want or want != 3 * 2 * 9000:
+        fails.append(f"visits {space_visits(plan)}, want {want}")
     if GMatchEngine()._space(plan) is None:
         fails.append("default: no space")
     if GMatchEngine(candidate_space=False)._space(fresh(G, H)) is not None:
@@ -443,6 +442,23 @@ def fused_cases(nm):
             print(f"fused/{cls.__name__}/{mode}: want={want} got={got}", flush=True)
             if got != [want] * 4:
                 sys.exit(1)
+    # the small-search rule: a 10-node path labelled along a 12-cycle (a candidate space of
+    # about one entry per pattern node) stays on the host, and starts from the roots with the
+    # rule off; unlabelled in a 30-cycle (60 matches, 12 entries per pattern node) it starts
+    # from the roots
+    C12, P10 = nx.cycle_graph(12), nx.path_graph(10)
+    nx.set_node_attributes(C12, {v: v for v in C12}, "label")
+    nx.set_node_attributes(P10, {v: v for v in P10}, "label")
+    for G2, H2, small, knob in ((C12, P10, True, None), (C12, P10, False, 0),
+                                (nx.cycle_graph(30), nx.path_graph(10), False, None)):
+        plan2, _, _ = prepare(G2, H2, "mono", node_label="label" if G2 is C12 else None)
+        eng = GMatchEngine(blocks=1, pool_target=1 << 20, small_space=knob)
+        got, want2 = eng.count(plan2), CpuEngine().count(plan2)
+        st = eng.last_stats
+        print(f"fused/small={small}: {got} (want {want2})", st.get("host_levels"), flush=True)
+        if got != want2 or bool(st.get("host_counted")) != small or \
+                (not small and st.get("host_levels") != 0):
+            sys.exit(1)
     # a level with no rows: a triangle pattern in a tree
     plan, _, _ = prepare(nx.balanced_tree(2, 3), nx.cycle_graph(3), "mono")
     if GMatchEngine(blocks=1, host_rows=0, pool_target=1 << 20).count(plan) != 0:

@@ -16,7 +16,7 @@ from networkx.algorithms import isomorphism as iso
 import nx_gsm
 from nx_gsm.plan import filter as flt
 from nx_gsm.plan import planner
-from nx_gsm.plan.space import build_space
+from nx_gsm.plan.space import _build_space, space_visits
 
 CLASSES = [nx.Graph, nx.DiGraph, nx.MultiGraph, nx.MultiDiGraph]
 
@@ -123,10 +123,17 @@ def test_refine_walks_lists_and_rows_alike(seed, rounds):
 
 
 @pytest.mark.parametrize("seed", range(60))
-def test_candidate_space_lists_every_driver_row(seed):
+@pytest.mark.parametrize("parallel", [False, True])
+def test_candidate_space_lists_every_driver_row(seed, parallel):
+    """Every row's list, its scans on one thread or split over the threads (``parallel``:
+    whatever the number of entries read), and the entries a build reads."""
     g, h, mode, nm = _random_case(seed)
     plan = planner.make_plan(g, h, mode, node_match=nm)
-    cs = build_space(plan)
+    cs = _build_space(plan, parallel_visits=0 if parallel else 1 << 62)
+    deg = (np.diff(g.indptr), np.diff(g.in_indptr))
+    assert space_visits(plan) == sum(
+        int(deg[int(plan.drv_dir[t])][plan.cand[int(plan.order[int(plan.drv_j[t])])]].sum())
+        for t in range(plan.drv_j.size))
     multi = g.multigraph or h.multigraph
     for u in range(plan.k):
         cands = np.flatnonzero(plan.cand[u])

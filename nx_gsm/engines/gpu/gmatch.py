@@ -54,7 +54,7 @@ import numba
 import numpy as np
 from numba import cuda, int8, int32, int64
 
-from ...plan.space import build_space
+from ...plan.space import build_space, space_visits
 from ..base import UNLIMITED, PartialCount
 # (at import: a function-level import is ~15 us a search, gpu/NOTES.md v30)
 from ..cpu import host_levels, plan_arrays
@@ -104,6 +104,12 @@ BFS_CHAIN = 4  # the most GPU BFS levels launched before their sizes are read (g
 # queries, though the 4 the host finishes in 0.06-0.34 ms take 1.2-5x longer); 8 and 32 not
 # measured from the roots
 FUSED_HOST_ROWS = {8: 64, 16: 0, 32: 64}
+# ... except a count whose candidate space holds at most SMALL_SPACE entries per pattern node (a
+# search of a few thousand partial matches at most on yeast: every level under 256 rows), whose
+# host levels go to SMALL_HOST_ROWS rows, counting the last: the searches the host finishes in
+# 0.06-0.25 ms would take ~0.3 ms from the roots on the device (gpu/NOTES.md v31, offline)
+SMALL_SPACE = 6
+SMALL_HOST_ROWS = 256
 FUSED_BUF_INTS = 1 << 22
 # and its levels of fewer rows than this many per warp of a block run in block 0 alone, a
 # block's barrier between them instead of a grid barrier (GMatchEngine's ``fused_narrow``: rows)
@@ -257,17 +263,6 @@ class _Staging:
                      xp.cuda.alloc_pinned_memory(4 * row_ints))
         self.ctl = np.frombuffer(self._mem[0], dtype=np.int64, count=ctl_ints)
         self.rows = np.frombuffer(self._mem[1], dtype=np.int32, count=row_ints)
-
-
-def _space_visits(plan):
-    """Adjacency entries :func:`~nx_gsm.plan.space.build_space` reads: per driver slot, the
-    out- (or in-) degrees of the driving pattern node's candidates."""
-    deg = (plan.G.out_degree(), plan.G.in_degree())
-    total = 0
-    for t in range(plan.drv_j.size):
-        w = int(plan.order[int(plan.drv_j[t])])
-        total += int(deg[int(plan.drv_dir[t])][plan.cand[w]].sum())
-    return total
 
 
 # ---------------------------------------------------------------------------------------------
@@ -952,12 +947,14 @@ class GMatchEngine(faults.Recovery):
       ``host_work``: those host levels stop once they examined this many candidates
       (default :data:`HOST_WORK`; 0: no bound); ``fused_narrow``: the fused search's levels
       of fewer rows than this run in one block, without grid barriers (default
-      :data:`FUSED_NARROW` per warp of a block; 0: none);
+      :data:`FUSED_NARROW` per warp of a block; 0: none); ``small_space``: a count whose
+      candidate space holds at most this many entries per pattern node keeps its levels on
+      the host to :data:`SMALL_HOST_ROWS` rows (default :data:`SMALL_SPACE`; 0: never);
 
     ``NX_GSM_GMATCH_POOL_TARGET``, ``NX_GSM_GMATCH_STEAL`` (0/1), ``NX_GSM_GMATCH_HOST_ROWS``,
     ``NX_GSM_GMATCH_HOST_COUNT_ROWS``, ``NX_GSM_GMATCH_BFS_CHAIN``, ``NX_GSM_GMATCH_SPACE``
     (0/1), ``NX_GSM_GMATCH_FUSED`` (0/1), ``NX_GSM_GMATCH_FUSED_HOST_ROWS``,
-    ``NX_GSM_GMATCH_FUSED_REGS``, ``NX_GSM_GMATCH_FUSED_NARROW``, ``NX_GSM_GMATCH_HOST_WORK``
+    ``NX_GSM_GMATCH_FUSED_REGS``, ``NX_GSM_GMATCH_FUSED_NARROW``, ``NX_GSM_GMATCH_SMALL_SPACE``, ``NX_GSM_GMATCH_HOST_WORK``
     and ``NX_GSM_GMATCH_TIME_LIMIT``
     set the defaults of the corresponding parameters (for
     harnesses that pick engines by name).
@@ -967,7 +964,7 @@ class GMatchEngine(faults.Recovery):
 
     name = "gmatch"
     # dropped after a device fault (faults.Recovery)
-    _device_caches = ("_gcache", "_qbufs", "_kept", "_slots", "_bufs")
+    _device_caches = ("_gcache", "_qbufs", "_kept", "_slots", "_bufs", "_free_memo")
     # per thread, shared by the thread's gmatch engines (faults.thread_cache)
     _qbufs = faults.thread_cache("gmatch_ring")  # the donation ring (_queue)
     _kept = faults.thread_cache("gmatch_launches")  # kept launches (common._Launches)
@@ -975,12 +972,14 @@ class GMatchEngine(faults.Recovery):
     _bufs = faults.thread_cache("gmatch_buffers")  # kept small device arrays (_buf)
     _pinned = faults.thread_cache("gmatch_staging")  # the fused search's pinned buffers (_stage)
     _waits = faults.thread_cache("gmatch_wait")  # _wait's event and side stream
+    # (time, free bytes): _budget's last free-memory read, for the API's engine per call too
+    _free_memo = faults.thread_cache("gmatch_free")
 
     def __init__(self, *, pool_target=None, bfs_levels=None, out_capacity=None, steal=None,
                  queue_capacity=1 << 15, memory_budget=None, blocks=None, time_limit=None,
                  host_rows=None, candidate_space=None, host_count_rows=None, bfs_chain=None,
                  fused=None, fused_host_rows=None, fused_regs=None, host_work=None,
-                 fused_narrow=None):
+                 fused_narrow=None, small_space=None):
         self.xp = array_module()
         # NX_GSM_GMATCH_* knobs let test harnesses reach engines by name
         pool_target = _knob(pool_target, "POOL_TARGET", None)
@@ -996,6 +995,7 @@ class GMatchEngine(faults.Recovery):
         self.host_work = _knob(host_work, "HOST_WORK", HOST_WORK)
         self.fused_narrow = _knob(fused_narrow, "FUSED_NARROW", None)
         self.fused_regs = _knob(fused_regs, "FUSED_REGS", None)
+        self.small_space = _knob(small_space, "SMALL_SPACE", SMALL_SPACE)
         time_limit = _knob(time_limit, "TIME_LIMIT", None, float)
         self.pool_target = pool_target
         self.bfs_levels = None if bfs_levels is None else int(bfs_levels)
@@ -1008,7 +1008,6 @@ class GMatchEngine(faults.Recovery):
         self.last_stats = {}
         self._faults = []
         self._plan = None
-        self._free_memo = None
 
     # -- helpers --------------------------------------------------------------------------------
     def _budget(self):
@@ -1507,11 +1506,17 @@ class GMatchEngine(faults.Recovery):
         KMAX, W = _bucket(plan.k)
         target = self._default_pool_target(W)
         roots = plan.cand_flat[plan.cand_ptr[0] : plan.cand_ptr[1]]
-        rows, L, levels, last = self._host_prefix(
-            plan, roots, target, count,
-            min(self.host_rows, FUSED_HOST_ROWS[KMAX] if self.fused_host_rows is None
-                else self.fused_host_rows) if fused else None,
-            self.host_work if fused else 0)
+        fh = None
+        if fused:
+            fh = self.fused_host_rows
+            if fh is None:
+                fh = FUSED_HOST_ROWS[KMAX]
+                space = self._space(plan) if count else None
+                if space is not None and space.val.size <= self.small_space * plan.k:
+                    fh = SMALL_HOST_ROWS  # a small search: its levels on the host
+            fh = min(self.host_rows, fh)
+        rows, L, levels, last = self._host_prefix(plan, roots, target, count, fh,
+                                                  self.host_work if fused else 0)
         t1 = time.perf_counter()
         self.last_stats = {"host_levels": levels, "t_host_bfs": t1 - t0, "k": plan.k}
         if last is not None:
@@ -1683,7 +1688,7 @@ class GMatchEngine(faults.Recovery):
         if not self.candidate_space or not isinstance(plan.cand_flat, np.ndarray) or \
                 getattr(plan.G, "on_device", False) or plan.drv_j.size == 0:
             return None
-        if plan.__dict__.get("_space") is None and _space_visits(plan) > SPACE_VISITS:
+        if plan.__dict__.get("_space") is None and space_visits(plan) > SPACE_VISITS:
             return None
         space = build_space(plan)
         return space if space.nbytes <= self._budget() // 8 else None
