@@ -584,9 +584,6 @@ def _warm_suite(ds, base, G, eng, variants, worker, baseline):
     _log(f"suite warm-up {ds} {q}: {time.perf_counter() - t:.2f}s, baseline", warm)
 
 
-QUIET_S = 0.25  # seconds the bench waits after the baseline worker before timing gmatch
-
-
 def phase_bench(rec, budget, per_group, cpu_timeout, vf2_timeout, gpu_limit, only=None,
                 vf2_queries=None):
     import nx_gsm
@@ -649,11 +646,6 @@ def phase_bench(rec, budget, per_group, cpu_timeout, vf2_timeout, gpu_limit, onl
             H = nx_gsm.read_graph(hpath, edge_labels=False)
             row = {"suite": suite, "query": q, "baseline": "cpu" if baseline == "cpu" else
                    "networkx-vf2", "published": ans.get(q) if ds == "yeast" else None}
-            # the baseline worker's last run (every core busy, for up to the CPU timeout) is
-            # let go quiet before gmatch is timed: v32's bench timed the default engine, right
-            # after it, 1.1-1.4x slower on small yeast-16 searches than the same code run
-            # afterwards as ablations
-            time.sleep(QUIET_S)
             try:
                 if baseline == "cpu":
                     tp = time.perf_counter()
