@@ -107,7 +107,8 @@ FUSED_HOST_ROWS = {8: 64, 16: 0, 32: 64}
 # ... except a count whose candidate space holds at most SMALL_SPACE entries per pattern node (a
 # search of a few thousand partial matches at most on yeast: every level under 256 rows), whose
 # host levels go to SMALL_HOST_ROWS rows, counting the last: the searches the host finishes in
-# 0.06-0.25 ms would take ~0.3 ms from the roots on the device (gpu/NOTES.md v31, offline)
+# 0.06-0.25 ms took ~0.3 ms from the roots on the device (0.876x the time of the rule off on 34
+# yeast-16 queries, gpu/NOTES.md v32)
 SMALL_SPACE = 6
 SMALL_HOST_ROWS = 256
 FUSED_BUF_INTS = 1 << 22
@@ -954,8 +955,8 @@ class GMatchEngine(faults.Recovery):
     ``NX_GSM_GMATCH_POOL_TARGET``, ``NX_GSM_GMATCH_STEAL`` (0/1), ``NX_GSM_GMATCH_HOST_ROWS``,
     ``NX_GSM_GMATCH_HOST_COUNT_ROWS``, ``NX_GSM_GMATCH_BFS_CHAIN``, ``NX_GSM_GMATCH_SPACE``
     (0/1), ``NX_GSM_GMATCH_FUSED`` (0/1), ``NX_GSM_GMATCH_FUSED_HOST_ROWS``,
-    ``NX_GSM_GMATCH_FUSED_REGS``, ``NX_GSM_GMATCH_FUSED_NARROW``, ``NX_GSM_GMATCH_SMALL_SPACE``, ``NX_GSM_GMATCH_HOST_WORK``
-    and ``NX_GSM_GMATCH_TIME_LIMIT``
+    ``NX_GSM_GMATCH_FUSED_REGS``, ``NX_GSM_GMATCH_FUSED_NARROW``,
+    ``NX_GSM_GMATCH_SMALL_SPACE``, ``NX_GSM_GMATCH_HOST_WORK`` and ``NX_GSM_GMATCH_TIME_LIMIT``
     set the defaults of the corresponding parameters (for
     harnesses that pick engines by name).
     Patterns deeper than :data:`KMAX_LIMIT` run on the CPU engine (logged). ``last_stats`` holds
