@@ -445,18 +445,29 @@ def fused_cases(nm):
     # the small-search rule: a 10-node path labelled along a 12-cycle (a candidate space of
     # about one entry per pattern node) stays on the host, and starts from the roots with the
     # rule off; unlabelled in a 30-cycle (60 matches, 12 entries per pattern node) it starts
-    # from the roots
+    # from the roots. A small search is the CPU engine's sequential probe's, or the host
+    # levels' where the probe ran out of steps (SMALL_STEPS 1)
     C12, P10 = nx.cycle_graph(12), nx.path_graph(10)
     nx.set_node_attributes(C12, {v: v for v in C12}, "label")
     nx.set_node_attributes(P10, {v: v for v in P10}, "label")
-    for G2, H2, small, knob in ((C12, P10, True, None), (C12, P10, False, 0),
-                                (nx.cycle_graph(30), nx.path_graph(10), False, None)):
+    keep = gm.SMALL_STEPS
+    for G2, H2, small, knob, steps in ((C12, P10, True, None, keep), (C12, P10, True, None, 1),
+                                       (C12, P10, False, 0, keep),
+                                       (nx.cycle_graph(30), nx.path_graph(10), False, None,
+                                        keep)):
         plan2, _, _ = prepare(G2, H2, "mono", node_label="label" if G2 is C12 else None)
         eng = GMatchEngine(blocks=1, pool_target=1 << 20, small_space=knob)
-        got, want2 = eng.count(plan2), CpuEngine().count(plan2)
+        gm.SMALL_STEPS = steps
+        try:
+            got = eng.count(plan2)
+        finally:
+            gm.SMALL_STEPS = keep
+        want2 = CpuEngine().count(plan2)
         st = eng.last_stats
-        print(f"fused/small={small}: {got} (want {want2})", st.get("host_levels"), flush=True)
+        print(f"fused/small={small} steps={steps}: {got} (want {want2})", st.get("host_levels"),
+              st.get("probe"), flush=True)
         if got != want2 or bool(st.get("host_counted")) != small or \
+                bool(st.get("probe")) != (small and steps == keep) or \
                 (not small and st.get("host_levels") != 0):
             sys.exit(1)
     # a level with no rows: a triangle pattern in a tree

@@ -22,6 +22,7 @@ from nx_gsm.api import prepare
 from nx_gsm.engines import cpu
 from nx_gsm.engines.base import Budget
 from nx_gsm.engines.cpu import CpuEngine
+from nx_gsm.testing import random_graph
 
 _ROOT = Path(__file__).resolve().parents[1]
 if str(_ROOT) not in sys.path:  # conformance/ is a folder of the repo, not an installed package
@@ -252,3 +253,25 @@ def test_host_levels_work_cap_stops_before_a_level():
             assert last == math.perm(8, 5)
         else:
             assert last is None and front.shape == (math.perm(8, levels + 1), levels + 1)
+
+
+@pytest.mark.parametrize("cls", [nx.Graph, nx.DiGraph, nx.MultiGraph, nx.MultiDiGraph])
+def test_count_probe_is_the_count_or_none(cls):
+    """``cpu.count_probe`` (gmatch's small searches): the exact count when the sequential
+    search finishes within the steps, None when it does not; an empty plan is 0 steps."""
+    rnd = random.Random(3)
+    unfinished = 0
+    for _ in range(12):
+        G = random_graph(rnd, cls, 9, 0.5, n_labels=2)
+        H = random_graph(rnd, cls, 4, 0.6, n_labels=2)
+        for mode in ("mono", "induced"):
+            plan, _, _ = prepare(G, H, mode, node_label="c")
+            want = CpuEngine().count(plan)
+            got = cpu.count_probe(plan, 1 << 20)
+            assert got == want
+            short = cpu.count_probe(plan, 2)
+            assert short is None or short == want
+            unfinished += short is None
+    assert unfinished  # two steps do not finish every search
+    plan, _, _ = prepare(nx.path_graph(3), nx.complete_graph(3), "mono")
+    assert cpu.count_probe(plan, 1) == 0

@@ -571,6 +571,28 @@ def plan_arrays(plan):
             plan.eok, flags, anc)
 
 
+def _probe(P, k, max_steps):
+    """The sequential search from the roots for at most ``max_steps`` candidates: ``(count,
+    None)`` when it finished, else ``(count so far, (state, m, stk, count))``, the search to
+    go on with."""
+    state = np.full(1, _NOT_STARTED, dtype=np.int64)
+    m = np.empty(k, dtype=np.int32)
+    stk = np.empty((_STACK_ROWS, k), dtype=np.int64)
+    out = np.empty((1, k), dtype=np.int32)
+    got = int(_search(P, 0, state, m, stk, out, np.iinfo(np.int64).max, False, max_steps))
+    return (got, None) if state[0] == _DONE else (got, (state, m, stk, got))
+
+
+def count_probe(plan, max_steps):
+    """The number of matches of ``plan`` when the sequential search (one thread, failing-set
+    pruning) finishes within ``max_steps`` candidates, else None: how a GPU engine counts a
+    search too small to be worth a launch."""
+    if plan.empty:
+        return 0
+    got, seed = _probe(plan_arrays(plan), plan.k, max_steps)
+    return got if seed is None else None
+
+
 class CpuEngine:
     """Engine protocol: ``count(plan, limit)`` -> int and ``iter_chunks(plan, chunk)`` -> arrays.
 
@@ -589,17 +611,13 @@ class CpuEngine:
         # a short sequential probe finishes small searches without paying for a parallel launch
         P = plan_arrays(plan)
         k = plan.k
-        state = np.full(1, _NOT_STARTED, dtype=np.int64)
-        m = np.empty(k, dtype=np.int32)
-        stk = np.empty((_STACK_ROWS, k), dtype=np.int64)
-        out = np.empty((1, k), dtype=np.int32)
-        got = _search(P, 0, state, m, stk, out, np.iinfo(np.int64).max, False, _PROBE_STEPS)
-        if state[0] == _DONE:
-            return int(got)
+        got, seed = _probe(P, k, _PROBE_STEPS)
+        if seed is None:
+            return got
         # the probe's search goes on as the only task: the other threads get their work by
         # splitting it, so one thread runs the plain sequential search (all its pruning intact)
         return self._count_tasks(P, k, np.zeros((0, 0), dtype=np.int32), budget,
-                                 numba.get_num_threads(), (state, m, stk, got))
+                                 numba.get_num_threads(), seed)
 
     @staticmethod
     def _count_tasks(P, k, prefixes, budget, threads, seed=None):

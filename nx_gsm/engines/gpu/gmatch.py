@@ -57,7 +57,7 @@ from numba import cuda, int8, int32, int64
 from ...plan.space import build_space, space_visits
 from ..base import UNLIMITED, PartialCount
 # (at import: a function-level import is ~15 us a search, gpu/NOTES.md v30)
-from ..cpu import host_levels, plan_arrays
+from ..cpu import count_probe, host_levels, plan_arrays
 from . import faults
 from .common import (_DevPlan, _Launches, _PlanSlots, _ballot, _cand_at, _dup_ok, _exact_sum,
                      _feasible_from, _host, _host_copy, _kernel_array, _local_cands, _pause, _pow2,
@@ -111,6 +111,10 @@ FUSED_HOST_ROWS = {8: 64, 16: 0, 32: 64}
 # yeast-16 queries, gpu/NOTES.md v32)
 SMALL_SPACE = 6
 SMALL_HOST_ROWS = 256
+# ... after the CPU engine's sequential search (failing-set pruning) tried it for this many
+# candidates: it finishes yeast-16's small searches in 200-1,000 steps and ~1.5x faster than
+# the host's levels, which write every partial match of a level
+SMALL_STEPS = 4096
 FUSED_BUF_INTS = 1 << 22
 # and its levels of fewer rows than this many per warp of a block run in block 0 alone, a
 # block's barrier between them instead of a grid barrier (GMatchEngine's ``fused_narrow``: rows)
@@ -1514,7 +1518,16 @@ class GMatchEngine(faults.Recovery):
                 fh = FUSED_HOST_ROWS[KMAX]
                 space = self._space(plan) if count else None
                 if space is not None and space.val.size <= self.small_space * plan.k:
-                    fh = SMALL_HOST_ROWS  # a small search: its levels on the host
+                    # a small search: the CPU engine's sequential search counts it, else its
+                    # levels run on the host
+                    got = count_probe(plan, SMALL_STEPS)
+                    if got is not None:
+                        self.last_stats = {"host_levels": 0, "host_counted": True, "k": plan.k,
+                                           "probe": True, "pool_rows": 0,
+                                           "pool_depth": plan.k,
+                                           "t_host_bfs": time.perf_counter() - t0}
+                        return None, got, plan.k
+                    fh = SMALL_HOST_ROWS
             fh = min(self.host_rows, fh)
         rows, L, levels, last = self._host_prefix(plan, roots, target, count, fh,
                                                   self.host_work if fused else 0)
