@@ -530,7 +530,7 @@ def explain(G, H, *, induced=False, engine="auto", limit=None, collect=False, **
     from .engines.auto import _skip_probe, choose, probe
     from .engines.cpu import plan_arrays
     from .plan.cost import estimate
-    from .plan.space import CandidateSpace
+    from .plan.space import build_space
 
     limit = _check_limit(limit)
     eng = _engine(engine)
@@ -542,7 +542,7 @@ def explain(G, H, *, induced=False, engine="auto", limit=None, collect=False, **
     on_device = getattr(plan.G, "on_device", False)
     if not plan.empty and plan.k and not on_device and not (gpu and _skip_probe(plan)):
         P = plan_arrays(plan)
-        space = CandidateSpace(cidx=P[12], row_off=P[13], ptr=P[14], val=P[15])
+        space = build_space(plan)  # (kept on the plan: the one plan_arrays read)
         probed = probe(P, plan.k)[0]
     if engine in (None, "auto"):
         from .engines.gpu.device import memory_budget

@@ -15,6 +15,7 @@ from networkx.algorithms import isomorphism as iso
 
 import nx_gsm
 from nx_gsm.plan import filter as flt
+from nx_gsm.api import prepare
 from nx_gsm.plan import planner
 from nx_gsm.plan.space import _build_space, space_visits
 
@@ -122,6 +123,25 @@ def test_refine_walks_lists_and_rows_alike(seed, rounds):
     assert (out[0] == out[1]).all()
 
 
+def test_candidate_space_rank_past_one_word():
+    """``rank`` on 200 nodes in 3 labels (7 words a pattern node, bit 31 set in some): the
+    candidates below a word and the bits in it give every candidate's ``cidx``."""
+    rnd = np.random.default_rng(4)
+    G = nx.gnm_random_graph(200, 600, seed=4)
+    nx.set_node_attributes(G, {v: int(rnd.integers(3)) for v in G}, "c")
+    H = nx.path_graph(4)
+    nx.set_node_attributes(H, {0: 0, 1: 1, 2: 2, 3: 0}, "c")
+    plan = prepare(G, H, "mono", node_label="c")[0]
+    cs = _build_space(plan)
+    assert cs.rank.shape == (4, 7, 2) and (cs.rank[:, :, 0] >> 31).any()
+    for u in range(plan.k):
+        for v in range(200):
+            word, below = int(cs.rank[u, v >> 5, 0]), int(cs.rank[u, v >> 5, 1])
+            assert (word >> (v & 31)) & 1 == plan.cand[u, v]
+            if plan.cand[u, v]:
+                assert below + bin(word & ((1 << (v & 31)) - 1)).count("1") == cs.cidx[u, v]
+
+
 @pytest.mark.parametrize("seed", range(60))
 @pytest.mark.parametrize("parallel", [False, True])
 def test_candidate_space_lists_every_driver_row(seed, parallel):
@@ -139,6 +159,14 @@ def test_candidate_space_lists_every_driver_row(seed, parallel):
         cands = np.flatnonzero(plan.cand[u])
         assert (cs.cidx[u, cands] == np.arange(cands.size)).all()
         assert (np.delete(cs.cidx[u], cands) == -1).all()
+        # the device's rank: a node's candidate bit, and a candidate's position (cidx)
+        x = np.arange(plan.cand.shape[1])
+        words = cs.rank[u, x >> 5, 0].astype(np.int64)
+        assert cs.rank.shape == (plan.k, (x.size + 31) // 32, 2)
+        assert (((words >> (x & 31)) & 1) == plan.cand[u]).all()
+        for v in cands.tolist():
+            below = int(cs.rank[u, v >> 5, 0]) & ((1 << (v & 31)) - 1)
+            assert int(cs.rank[u, v >> 5, 1]) + bin(below).count("1") == cs.cidx[u, v]
     depth_of_slot = np.repeat(np.arange(plan.k), np.diff(plan.drv_ptr))
     for t in range(plan.drv_j.size):
         w, u = int(plan.order[plan.drv_j[t]]), int(plan.order[depth_of_slot[t]])

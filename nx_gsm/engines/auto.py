@@ -235,9 +235,9 @@ class AutoEngine:
                 (limit is None or limit > SMALL_LIMIT) and not _skip_probe(plan):
             P = plan_arrays(plan)
             got, rows = probe(P, plan.k, collect=want == "collect")
-            from ..plan.space import CandidateSpace
+            from ..plan.space import build_space
 
-            space = CandidateSpace(cidx=P[12], row_off=P[13], ptr=P[14], val=P[15])
+            space = build_space(plan)  # (kept on the plan: the one plan_arrays read)
         usable = list(self.engines) + ["partitioned"]
         name, reason, est = choose(plan, want, usable, self._budget(), limit,
                                    got is not None, space)

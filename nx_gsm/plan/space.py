@@ -9,7 +9,11 @@ most of the search time (a hub row of 300 neighbours holding a handful of candid
 
 Layout: ``cidx[w, x]`` = position of x in w's sorted candidate list (-1 if not a candidate);
 slot t's rows start at ``row_off[t]`` in ``ptr``, so x's list is
-``val[ptr[row_off[t] + cidx[w, x]] : ptr[row_off[t] + cidx[w, x] + 1]]``.
+``val[ptr[row_off[t] + cidx[w, x]] : ptr[row_off[t] + cidx[w, x] + 1]]``. The device reads the
+same position from ``rank`` (32x smaller than cidx: its upload was most of a small search's
+plan upload): ``rank[w, x >> 5]`` holds the candidate bits of w for nodes ``32 * (x >> 5)`` on
+(bit ``x & 31``) and the number of w's candidates below them, so ``cidx[w, x]`` is that number
+plus the candidate bits below bit ``x & 31``.
 """
 
 from __future__ import annotations
@@ -31,30 +35,36 @@ class CandidateSpace:
     row_off: np.ndarray  # int64, one per driver slot
     ptr: np.ndarray  # int64
     val: np.ndarray  # int32
+    rank: np.ndarray  # uint32, k x ceil(n / 32) x 2 (candidate bits, candidates below)
 
     @property
     def nbytes(self):
-        return self.cidx.nbytes + self.row_off.nbytes + self.ptr.nbytes + self.val.nbytes
+        return self.cidx.nbytes + self.row_off.nbytes + self.ptr.nbytes + self.val.nbytes + \
+            self.rank.nbytes
 
 
 @njit(cache=True)
 def _cand_lists(cand):
-    """Each pattern node's candidates, ascending, one list after another (flat, offsets), and
-    ``cidx``: a candidate's position in its list, -1 elsewhere."""
+    """Each pattern node's candidates, ascending, one list after another (flat, offsets),
+    ``cidx``: a candidate's position in its list, -1 elsewhere, and ``rank`` (see above)."""
     k, n = cand.shape
     off = np.zeros(k + 1, dtype=np.int64)
     for u in range(k):
         off[u + 1] = off[u] + np.count_nonzero(cand[u])
     flat = np.empty(off[k], dtype=np.int32)
     cidx = np.full((k, n), -1, dtype=np.int32)
+    rank = np.zeros((k, (n + 31) // 32, 2), dtype=np.uint32)
     for u in range(k):
         c = 0
         for v in range(n):
+            if v & 31 == 0:
+                rank[u, v >> 5, 1] = c
             if cand[u, v]:
                 cidx[u, v] = c
                 flat[off[u] + c] = v
+                rank[u, v >> 5, 0] |= np.uint32(1) << np.uint32(v & 31)
                 c += 1
-    return flat, off, cidx
+    return flat, off, cidx, rank
 
 
 @njit(cache=True)
@@ -191,7 +201,7 @@ def _build_space(plan, parallel_visits=None):
     split over the threads when a scan reads ``parallel_visits`` entries or more (default
     :data:`PARALLEL_VISITS`)."""
     G, H = plan.G, plan.H
-    cand_flat, cand_off, cidx = _cand_lists(plan.cand.view(np.uint8))
+    cand_flat, cand_off, cidx, rank = _cand_lists(plan.cand.view(np.uint8))
     row_off, row_t, row_x, visits = _rows(plan.order, plan.drv_ptr, plan.drv_j, plan.drv_dir,
                                           cand_flat, cand_off, G.indptr, G.in_indptr)
     depth = np.repeat(np.arange(plan.k, dtype=np.int64), np.diff(plan.drv_ptr))
@@ -217,4 +227,4 @@ def _build_space(plan, parallel_visits=None):
         if not write:
             np.cumsum(ptr, out=ptr)
             val = np.empty(int(ptr[-1]), dtype=np.int32)
-    return CandidateSpace(cidx=cidx, row_off=row_off, ptr=ptr, val=val)
+    return CandidateSpace(cidx=cidx, row_off=row_off, ptr=ptr, val=val, rank=rank)

@@ -273,7 +273,7 @@ def _dup_ok(d, v, m, cut_part, chk_ptr, chk_j, chk_out, chk_in):
 
 
 @cuda.jit(device=True)
-def _local_cands(d, m, drv_ptr, drv_j, drv_dir, indptr, in_indptr, cand_ptr, order, cidx,
+def _local_cands(d, m, drv_ptr, drv_j, drv_dir, indptr, in_indptr, cand_ptr, order, crank,
                  row_off, sptr, use_cs):
     """LC(M, u_d) = N(M(u*)) for the backward neighbour u* with the fewest neighbours (Sec. 4.1).
 
@@ -282,7 +282,9 @@ def _local_cands(d, m, drv_ptr, drv_j, drv_dir, indptr, in_indptr, cand_ptr, ord
     = with ``use_cs``, the candidate-space list of ``m[j]`` (:mod:`nx_gsm.plan.space`:
     N(M(u*)) already cut to u_d's candidates joined by a fitting edge; the shortest of the
     drivers' lists). On yeast's 71 labels a raw row is mostly other labels: the space's lists
-    hold 4-22x fewer tasks over a whole 16-node search (gpu/NOTES.md v26).
+    hold 4-22x fewer tasks over a whole 16-node search (gpu/NOTES.md v26). A list's position
+    is read from the space's ``rank`` (its candidate bits and the count below them), not
+    from its k x n ``cidx``.
     """
     t0 = drv_ptr[d]
     t1 = drv_ptr[d + 1]
@@ -295,11 +297,13 @@ def _local_cands(d, m, drv_ptr, drv_j, drv_dir, indptr, in_indptr, cand_ptr, ord
         j = drv_j[t]
         x = m[j]
         if use_cs != 0:
-            ci = cidx[order[j], x]
+            w = order[j]
+            bits = crank[w, x >> 5, 0]
+            sh = x & 31
             a = best_lo * 0
             b = a
-            if ci >= 0:  # (a feasible row's images are candidates: always)
-                r = row_off[t] + ci
+            if (bits >> sh) & 1 != 0:  # (a feasible row's images are candidates: always)
+                r = row_off[t] + crank[w, x >> 5, 1] + cuda.popc(bits & ((1 << sh) - 1))
                 a = sptr[r]
                 b = sptr[r + 1]
             kd = 3 + j
@@ -803,16 +807,16 @@ class _DevPlan:
         # the candidate space (:mod:`nx_gsm.plan.space`) where the engine gives one, else 1-element
         # stand-ins the kernels never read (``use_cs`` 0)
         self.use_cs = int(space is not None)
-        one32, one64 = np.zeros((1, 1), dtype=np.int32), np.zeros(1, dtype=np.int64)
-        host += [h(space.cidx, np.int32), h(space.row_off, np.int64), h(space.ptr, np.int64),
+        host += [h(space.rank, np.uint32), h(space.row_off, np.int64), h(space.ptr, np.int64),
                  h(space.val, np.int32)] if space is not None else \
-            [one32, one64, np.zeros(2, dtype=np.int64), one32.reshape(1)]
+            [np.zeros((1, 1, 2), dtype=np.uint32), np.zeros(1, dtype=np.int64),
+             np.zeros(2, dtype=np.int64), np.zeros(1, dtype=np.int32)]
         placed = None
         if slots is not None and all(isinstance(x, np.ndarray) for x in host):
             placed = slots.place(host, self)
         (self.order, self.cand_bits, self.cand_ptr, self.cand_flat, self.chk_ptr, self.chk_j,
          self.chk_out, self.chk_in, self.chk_peo, self.chk_pei, self.drv_ptr, self.drv_j,
-         self.drv_dir, self.eclass, self.eok, self.cidx, self.row_off, self.sptr,
+         self.drv_dir, self.eclass, self.eok, self.crank, self.row_off, self.sptr,
          self.sval) = placed or _upload_mixed(host, xp)
         self.indptr, self.indices, self.mult, self.in_indptr, self.in_indices = garrs
         # part id per data node for gmatch's DUPREMOVE filter (_dup_ok); size 0 turns it off
@@ -849,7 +853,7 @@ class _DevPlan:
                 self.mono, self.directed, self.k, self.cut_part)
 
     def space_args(self):
-        return (self.cidx, self.row_off, self.sptr, self.sval, self.use_cs)
+        return (self.crank, self.row_off, self.sptr, self.sval, self.use_cs)
 
 
 

@@ -156,7 +156,7 @@ def _level_grid(n):
 
 @cuda.jit
 def _bfs_level_kernel(rows, L, n0, ci, cap_in, target, small_from, gfix, sm, drv_ptr, drv_j,
-                      drv_dir, in_indptr, cand_ptr, cidx, row_off, sptr, sval, use_cs, order,
+                      drv_dir, in_indptr, cand_ptr, crank, row_off, sptr, sval, use_cs, order,
                       cand_bits, cand_flat, chk_ptr, chk_j, chk_out, chk_in, chk_peo, chk_pei,
                       indptr, indices, emult, in_indices, eclass, eok, has_el, mono, directed,
                       cut_part, out, cap, cnt):
@@ -201,7 +201,7 @@ def _bfs_level_kernel(rows, L, n0, ci, cap_in, target, small_from, gfix, sm, drv
     for r in range(first, n, groups):
         m = rows[r]
         lo, c, kd = _local_cands(L, m, drv_ptr, drv_j, drv_dir, indptr, in_indptr, cand_ptr,
-                                 order, cidx, row_off, sptr, use_cs)
+                                 order, crank, row_off, sptr, use_cs)
         for b in range(sub * 32, c, g * 32):
             i = b + lane
             good = False
@@ -359,7 +359,7 @@ def _make_dfs_kernel(KMAX, W, wide):
     @cuda.jit(device=True)
     def run(order, cand_bits, cand_ptr, cand_flat, chk_ptr, chk_j, chk_out, chk_in, chk_peo,
             chk_pei, drv_ptr, drv_j, drv_dir, indptr, indices, emult, in_indptr, in_indices,
-            cidx, row_off, sptr, sval, use_cs, eclass, eok, has_el, mono, directed, k, cut_part,
+            crank, row_off, sptr, sval, use_cs, eclass, eok, has_el, mono, directed, k, cut_part,
             pool, pool_off, pool_w, n_pool, ctl, q_rows, q_len, q_org, q_ready, q_cap,
             task_count, warp_slot0, collect, stop_at, out, cap, steal):
         """gMatch Sec. 4.1-4.3, Alg. 2: warp-level batch DFS over the task pool.
@@ -437,7 +437,7 @@ def _make_dfs_kernel(KMAX, W, wide):
                 for j in range(L):
                     m[j] = S_v[w, j, 0]
                 lo0, n0, kd0 = _local_cands(L, m, drv_ptr, drv_j, drv_dir, indptr, in_indptr,
-                                            cand_ptr, order, cidx, row_off, sptr, use_cs)
+                                            cand_ptr, order, crank, row_off, sptr, use_cs)
                 S_lo[w, L - 1, 0] = lo0
                 S_kind[w, L - 1, 0] = kd0
                 S_pre[w, L - 1, 0] = n0
@@ -624,7 +624,7 @@ def _make_dfs_kernel(KMAX, W, wide):
                         s1 = cuda.popc(mask & lt_mask)
                         m[d] = v
                         lo2, n2, kd2 = _local_cands(d + 1, m, drv_ptr, drv_j, drv_dir, indptr,
-                                                    in_indptr, cand_ptr, order, cidx, row_off,
+                                                    in_indptr, cand_ptr, order, crank, row_off,
                                                     sptr, use_cs)
                         S_v[w, d, s1] = v
                         S_par[w, d, s1] = p
@@ -650,7 +650,7 @@ def _make_dfs_kernel(KMAX, W, wide):
 
     @cuda.jit(device=True)
     def level(src, off, n, L, buf, woff, room, ctl, slot, gw, nw, drv_ptr, drv_j, drv_dir,
-              in_indptr, cand_ptr, cidx, row_off, sptr, sval, use_cs, order, cand_bits,
+              in_indptr, cand_ptr, crank, row_off, sptr, sval, use_cs, order, cand_bits,
               cand_flat, chk_ptr, chk_j, chk_out, chk_in, chk_peo, chk_pei, indptr, indices,
               emult, in_indices, eclass, eok, has_el, mono, directed, cut_part):
         """One BFS level of the fused search, :func:`_bfs_level_kernel`'s work over ``nw``
@@ -683,7 +683,7 @@ def _make_dfs_kernel(KMAX, W, wide):
             for j in range(L):
                 m[j] = src[base + j]
             lo, c, kd = _local_cands(L, m, drv_ptr, drv_j, drv_dir, indptr, in_indptr,
-                                     cand_ptr, order, cidx, row_off, sptr, use_cs)
+                                     cand_ptr, order, crank, row_off, sptr, use_cs)
             for b in range(sub * 32, c, g * 32):
                 i = b + lane
                 good = False
@@ -713,13 +713,13 @@ def _make_dfs_kernel(KMAX, W, wide):
     @cuda.jit
     def dfs(order, cand_bits, cand_ptr, cand_flat, chk_ptr, chk_j, chk_out, chk_in, chk_peo,
             chk_pei, drv_ptr, drv_j, drv_dir, indptr, indices, emult, in_indptr, in_indices,
-            cidx, row_off, sptr, sval, use_cs, eclass, eok, has_el, mono, directed, k, cut_part,
+            crank, row_off, sptr, sval, use_cs, eclass, eok, has_el, mono, directed, k, cut_part,
             pool, pool_w, n_pool, ctl, q_rows, q_len, q_org, q_ready, q_cap, task_count, collect,
             stop_at, out, cap, steal):
         """The DFS over a pool made before the launch (flat rows of ``pool_w`` entries)."""
         run(order, cand_bits, cand_ptr, cand_flat, chk_ptr, chk_j, chk_out, chk_in, chk_peo,
             chk_pei, drv_ptr, drv_j, drv_dir, indptr, indices, emult, in_indptr, in_indices,
-            cidx, row_off, sptr, sval, use_cs, eclass, eok, has_el, mono, directed, k, cut_part,
+            crank, row_off, sptr, sval, use_cs, eclass, eok, has_el, mono, directed, k, cut_part,
             pool, 0, pool_w, n_pool, ctl, q_rows, q_len, q_org, q_ready, q_cap, task_count, -1,
             collect, stop_at, out, cap, steal)
 
@@ -734,7 +734,7 @@ def _make_fused_kernel(KMAX, W, run, level, regs):
     @cuda.jit(**jit_kw)
     def fused(order, cand_bits, cand_ptr, cand_flat, chk_ptr, chk_j, chk_out, chk_in, chk_peo,
               chk_pei, drv_ptr, drv_j, drv_dir, indptr, indices, emult, in_indptr, in_indices,
-              cidx, row_off, sptr, sval, use_cs, eclass, eok, has_el, mono, directed, k, cut_part,
+              crank, row_off, sptr, sval, use_cs, eclass, eok, has_el, mono, directed, k, cut_part,
               n0, L0, buf, buf_cap, target, most, ctl, q_rows, q_len, q_org, q_ready, q_cap,
               stop_at, out, steal, narrow):
         """A whole count in one cooperative launch: gMatch Sec. 4.3's initialisation phase
@@ -784,7 +784,7 @@ def _make_fused_kernel(KMAX, W, run, level, regs):
                     gw = tid >> 5
                     nw = cuda.blockDim.x >> 5
                 level(buf, off, n, L, buf, woff, room, ctl, C_LEVELS + lv, gw, nw, drv_ptr,
-                      drv_j, drv_dir, in_indptr, cand_ptr, cidx, row_off, sptr, sval, use_cs,
+                      drv_j, drv_dir, in_indptr, cand_ptr, crank, row_off, sptr, sval, use_cs,
                       order, cand_bits, cand_flat, chk_ptr, chk_j, chk_out, chk_in, chk_peo,
                       chk_pei, indptr, indices, emult, in_indices, eclass, eok, has_el, mono,
                       directed, cut_part)
@@ -832,7 +832,7 @@ def _make_fused_kernel(KMAX, W, run, level, regs):
             ctl[C_NPOOL + 2] = over
         run(order, cand_bits, cand_ptr, cand_flat, chk_ptr, chk_j, chk_out, chk_in, chk_peo,
             chk_pei, drv_ptr, drv_j, drv_dir, indptr, indices, emult, in_indptr, in_indices,
-            cidx, row_off, sptr, sval, use_cs, eclass, eok, has_el, mono, directed, k, cut_part,
+            crank, row_off, sptr, sval, use_cs, eclass, eok, has_el, mono, directed, k, cut_part,
             buf, off, L, n, ctl, q_rows, q_len, q_org, q_ready, q_cap, ctl, C_COUNTS, 0,
             stop_at, out, 0, steal)
         # the block's warp counts summed in shared memory, then two atomics a block: the host
