@@ -52,6 +52,9 @@ VARIANTS = {
     "no-steal": {"steal": False},
     "regs0": {"fused_regs": 0},
     "regs80": {"fused_regs": 80},
+    "b132": {"blocks": 132},
+    "b264": {"blocks": 264},
+    "b396": {"blocks": 396},
     "cpu": None,
 }
 SUITES = {  # name -> (dataset, query groups)

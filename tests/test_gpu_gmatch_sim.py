@@ -4,8 +4,11 @@ The simulator must be switched on before numba.cuda is imported, so the cases ru
 subprocess (``tests/gpu_sim_cases.py``) with ``NUMBA_ENABLE_CUDASIM=1``.
 """
 
+import pytest
 from sim_runner import run_sim
 
 
-def test_gmatch_kernels_in_cuda_simulator():
-    run_sim("gpu_sim_cases.py")
+# two halves, so that each has the runner's timeout (the whole took ~780 s of its 900 in CI)
+@pytest.mark.parametrize("part", ["search", "levels"])
+def test_gmatch_kernels_in_cuda_simulator(part):
+    run_sim("gpu_sim_cases.py", part)
