@@ -953,7 +953,8 @@ class GMatchEngine(faults.Recovery):
       (default :data:`HOST_WORK`; 0: no bound); ``fused_narrow``: the fused search's levels
       of fewer rows than this run in one block, without grid barriers (default
       :data:`FUSED_NARROW` per warp of a block; 0: none); ``small_space``: a count whose
-      candidate space holds at most this many entries per pattern node keeps its levels on
+      candidate space holds at most this many entries per pattern node is the CPU engine's
+      sequential search's (up to :data:`SMALL_STEPS` candidates), else keeps its levels on
       the host to :data:`SMALL_HOST_ROWS` rows (default :data:`SMALL_SPACE`; 0: never);
 
     ``NX_GSM_GMATCH_POOL_TARGET``, ``NX_GSM_GMATCH_STEAL`` (0/1), ``NX_GSM_GMATCH_HOST_ROWS``,
