@@ -205,3 +205,19 @@ def test_depth_checks_and_drivers(seed):
                         plan.drv_pe[s].tolist())) == drivers
         flat = plan.cand_flat[plan.cand_ptr[d]:plan.cand_ptr[d + 1]].tolist()
         assert flat == (np.flatnonzero(plan.cand[u]).tolist() if not drivers else [])
+
+
+def test_plan_pickle_leaves_the_device_image_behind():
+    """A plan's packed device image (gmatch's kept slots) names a layout of this process: a
+    pickle drops it and keeps everything else, the kept candidate space too."""
+    import pickle
+
+    from nx_gsm.plan.space import build_space
+
+    plan = prepare(nx.cycle_graph(6), nx.path_graph(3), "mono")[0]
+    build_space(plan)
+    plan.__dict__["_slot_image"] = ("layout", np.zeros(4, np.uint8), [])
+    back = pickle.loads(pickle.dumps(plan))
+    assert "_slot_image" not in back.__dict__ and "_slot_image" in plan.__dict__
+    assert "_space" in back.__dict__ and (back.cand == plan.cand).all()
+    assert back.k == plan.k and back.mode == plan.mode

@@ -69,6 +69,13 @@ class MatchPlan:
     def candidate_counts(self):
         return self.cand.sum(axis=1)
 
+    def __getstate__(self):
+        # a GPU engine's packed image of the plan names a device layout of this process
+        # (gmatch's kept slots): a pickle, e.g. for a Dask worker, leaves it behind
+        state = self.__dict__.copy()
+        state.pop("_slot_image", None)
+        return state
+
 
 def _node_tables(G, H, node_match, node_label, default_label, data_keys=None):
     """``(data class per node of G, ok[pattern node, class])`` or None (no node constraint)."""

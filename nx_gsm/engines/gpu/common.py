@@ -802,7 +802,9 @@ class _PlanSlots:
             self._pinned = self.xp.cuda.alloc_pinned_memory(total)
             self._host = np.frombuffer(self._pinned, dtype=np.uint8, count=total)
         self._last = max(range(len(arrays)), key=lambda i: offs[i])
-        self._serial = next(_LAYOUTS)  # (a kept image names the layout it was packed for)
+        # (a kept image names the layout it was packed for; the pid: a forked child's are
+        # its own)
+        self._serial = (os.getpid(), next(_LAYOUTS))
         self._slots = []
         for a, off, cap in zip(arrays, offs, caps):
             shape = self._shape(a, cap)
