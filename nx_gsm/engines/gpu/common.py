@@ -715,6 +715,26 @@ class _PlanSlots:
             self._no_cut = _kernel_array(self.xp.zeros(0, dtype=np.int32))
         return self._no_cut
 
+    def place_kept(self, owner, keep, key):
+        """:meth:`place` from a plan's kept image (``keep``: its ``__dict__``) without its
+        arrays: the kernel arrays, or None where there is no image for this layout and these
+        views (or another owner holds the slots). Tried before the plan's arrays are even
+        gathered: their 19 contiguity checks were ~12 us of a small search's host time."""
+        image = keep.get("_slot_image")
+        if image is None or image[0] != (self._serial, key) or \
+                (self._holder is not None and self._holder() is not None):
+            return None
+        slots = self._slots
+        if image[2] != [sl[2] for sl in slots]:  # (the views' shapes: no other plan's)
+            return None
+        if self._copied is not None:  # the last plan's copy reads the host buffer until done
+            self._copied.synchronize()
+        end = image[1].size
+        self._host[:end] = image[1]
+        self._upload(end, owner)
+        self.image_hits += 1
+        return [sl[3] for sl in slots]
+
     def place(self, arrays, owner, keep=None, key=None):
         """Kernel arrays holding ``arrays`` (contiguous, non-empty NumPy arrays) for ``owner``,
         or None while another owner holds the slots.
@@ -723,20 +743,13 @@ class _PlanSlots:
         views' shapes under ``key`` (what else decides the arrays: the plan's are never
         changed): the next placing of the same arrays in the same layout and views is one copy
         of them into the pinned buffer, then the upload as always (the per-array packing was
-        ~40 us of a small search's host time on an H200's host: gpu/NOTES.md v33)."""
+        ~40 us of a small search's host time on an H200's host: gpu/NOTES.md v33). The image
+        itself is tried by :meth:`place_kept`, before the caller gathers ``arrays``."""
         if self._holder is not None and self._holder() is not None:
             return None
         if self._copied is not None:  # the last plan's copy reads the host buffer until done
             self._copied.synchronize()
-        image = keep.get("_slot_image") if keep is not None else None
         slots = self._slots
-        if image is not None and image[0] == (self._serial, key) and \
-                image[2] == [sl[2] for sl in slots]:  # (the views' shapes: no other plan's)
-            end = image[1].size
-            self._host[:end] = image[1]
-            self._upload(end, owner)
-            self.image_hits += 1
-            return [sl[3] for sl in slots]
         if len(arrays) != len(slots):
             self._layout(arrays)
             slots = self._slots
@@ -829,27 +842,16 @@ class _DevPlan:
             return x
 
         self.k = plan.k
-        # without edge labels the kernels never read eclass: pass one element, not |E|
-        eclass = plan.eclass if plan.has_elabels else np.zeros(1, dtype=np.int32)
-        host = [h(plan.order, np.int32), h(plan.cand_bits, np.uint8), h(plan.cand_ptr, np.int64),
-                h(plan.cand_flat, np.int32), h(plan.chk_ptr, np.int32), h(plan.chk_j, np.int32),
-                h(plan.chk_out, np.int32), h(plan.chk_in, np.int32), h(plan.chk_peo, np.int32),
-                h(plan.chk_pei, np.int32), h(plan.drv_ptr, np.int32), h(plan.drv_j, np.int32),
-                h(plan.drv_dir, np.int32), h(eclass, np.int32), h(plan.eok, np.uint8)]
-        # the candidate space (:mod:`nx_gsm.plan.space`) where the engine gives one, else 1-element
-        # stand-ins the kernels never read (``use_cs`` 0)
         self.use_cs = int(space is not None)
-        host += [h(space.rank, np.uint32), h(space.row_off, np.int64), h(space.ptr, np.int64),
-                 h(space.val, np.int32)] if space is not None else \
-            [np.zeros((1, 1, 2), dtype=np.uint32), np.zeros(1, dtype=np.int64),
-             np.zeros(2, dtype=np.int64), np.zeros(1, dtype=np.int32)]
         placed = None
-        if slots is not None and all(isinstance(x, np.ndarray) for x in host):
-            placed = slots.place(host, self, plan.__dict__, self.use_cs)
+        if slots is not None:
+            placed = slots.place_kept(self, plan.__dict__, self.use_cs)
+        if placed is None:
+            placed = self._place(plan, xp, slots, space, h)
         (self.order, self.cand_bits, self.cand_ptr, self.cand_flat, self.chk_ptr, self.chk_j,
          self.chk_out, self.chk_in, self.chk_peo, self.chk_pei, self.drv_ptr, self.drv_j,
          self.drv_dir, self.eclass, self.eok, self.crank, self.row_off, self.sptr,
-         self.sval) = placed or _upload_mixed(host, xp)
+         self.sval) = placed
         self.indptr, self.indices, self.mult, self.in_indptr, self.in_indices = garrs
         # part id per data node for gmatch's DUPREMOVE filter (_dup_ok); size 0 turns it off
         # (the slots' kept empty array where there are slots: no upload, nothing re-marshalled)
@@ -861,15 +863,42 @@ class _DevPlan:
             self.cut_part = _kernel_array(xp.asarray(cut))
         # int32 stack offsets suffice unless 32 local candidate sets could overflow them; a
         # local set is drawn from an out- or an in-row (drv_dir) or a depth's candidate list
-        cptr = plan.cand_ptr.tolist()  # (k + 1 entries: lists beat an np.diff here)
-        longest = max(G.max_degree(), max((b - a for a, b in zip(cptr, cptr[1:])), default=0))
-        self.longest = longest  # bounds every local candidate set
-        self.wide = bool(G.indices.size >= 2**31 - 1 or plan.cand_flat.size >= 2**31 - 1
-                         or 32 * longest >= 2**31 - 1
-                         or (space is not None and space.val.size >= 2**31 - 1))
+        # (kept on the plan, whose arrays never change)
+        got = plan.__dict__.get("_dev_bounds")
+        if got is None:
+            cptr = plan.cand_ptr.tolist()  # (k + 1 entries: lists beat an np.diff here)
+            longest = max(G.max_degree(), max((b - a for a, b in zip(cptr, cptr[1:])),
+                                              default=0))
+            got = (longest, bool(G.indices.size >= 2**31 - 1 or plan.cand_flat.size >= 2**31 - 1
+                                 or 32 * longest >= 2**31 - 1))
+            if isinstance(plan.cand_ptr, np.ndarray):
+                plan.__dict__["_dev_bounds"] = got
+        self.longest = got[0]  # bounds every local candidate set
+        self.wide = got[1] or (space is not None and space.val.size >= 2**31 - 1)
         self.has_el = int(bool(plan.has_elabels))
         self.mono = int(bool(plan.mono))
         self.directed = int(bool(G.directed))
+
+    def _place(self, plan, xp, slots, space, h):
+        """The plan's arrays in ``slots`` (their kept image, where a search left one, is
+        tried before this), else as arrays of their own."""
+        # without edge labels the kernels never read eclass: pass one element, not |E|
+        eclass = plan.eclass if plan.has_elabels else np.zeros(1, dtype=np.int32)
+        host = [h(plan.order, np.int32), h(plan.cand_bits, np.uint8), h(plan.cand_ptr, np.int64),
+                h(plan.cand_flat, np.int32), h(plan.chk_ptr, np.int32), h(plan.chk_j, np.int32),
+                h(plan.chk_out, np.int32), h(plan.chk_in, np.int32), h(plan.chk_peo, np.int32),
+                h(plan.chk_pei, np.int32), h(plan.drv_ptr, np.int32), h(plan.drv_j, np.int32),
+                h(plan.drv_dir, np.int32), h(eclass, np.int32), h(plan.eok, np.uint8)]
+        # the candidate space (:mod:`nx_gsm.plan.space`) where the engine gives one, else
+        # 1-element stand-ins the kernels never read (``use_cs`` 0)
+        host += [h(space.rank, np.uint32), h(space.row_off, np.int64), h(space.ptr, np.int64),
+                 h(space.val, np.int32)] if space is not None else \
+            [np.zeros((1, 1, 2), dtype=np.uint32), np.zeros(1, dtype=np.int64),
+             np.zeros(2, dtype=np.int64), np.zeros(1, dtype=np.int32)]
+        placed = None
+        if slots is not None and all(isinstance(x, np.ndarray) for x in host):
+            placed = slots.place(host, self, plan.__dict__, self.use_cs)
+        return placed or _upload_mixed(host, xp)
 
     def check_args(self):
         return (self.order, self.cand_bits, self.cand_flat, self.chk_ptr, self.chk_j,

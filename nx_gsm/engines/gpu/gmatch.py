@@ -133,6 +133,7 @@ FUSED_REGS = {8: 64, 16: 0, 32: 0}
 KMAX_LIMIT = 32  # deepest stack the shared-memory layout supports (larger patterns use the CPU)
 _BUCKETS = ((8, 8), (16, 4), (32, 2))  # (KMAX, warps per block): ~45 KB static shared per block
 _INF = np.iinfo(np.int64).max
+_UNREAD = object()  # (GMatchEngine._dev_plan: the candidate space not looked up yet)
 # adjacency entries a candidate-space build may visit when gmatch builds it itself (~10 ms of
 # one host thread); a larger one, on an unlabelled graph where it would prune little, is skipped
 SPACE_VISITS = 1 << 23
@@ -1513,12 +1514,15 @@ class GMatchEngine(faults.Recovery):
         target = self._default_pool_target(W)
         roots = plan.cand_flat[plan.cand_ptr[0] : plan.cand_ptr[1]]
         fh = None
+        space = _UNREAD
         if fused:
             fh = self.fused_host_rows
             if fh is None:
                 fh = FUSED_HOST_ROWS[KMAX]
-                space = self._space(plan) if count else None
-                if space is not None and space.val.size <= self.small_space * plan.k:
+                if count:
+                    space = self._space(plan)
+                if space is not None and space is not _UNREAD and \
+                        space.val.size <= self.small_space * plan.k:
                     # a small search: the CPU engine's sequential search counts it, else its
                     # levels run on the host
                     got = count_probe(plan, SMALL_STEPS)
@@ -1539,7 +1543,7 @@ class GMatchEngine(faults.Recovery):
             return None, last, L
         dp = None
         if L < plan.k and rows.shape[0]:
-            dp = self._dev_plan(plan, point="plan_upload")
+            dp = self._dev_plan(plan, point="plan_upload", space=space)
             t2 = time.perf_counter()
             if fused:
                 self.last_stats.update(t_upload=t2 - t1, host_rows=int(rows.shape[0]))
@@ -1683,15 +1687,17 @@ class GMatchEngine(faults.Recovery):
             raise ValueError(f"cut_part needs the device search (patterns of at most "
                              f"{KMAX_LIMIT} nodes); the CPU engine has no DUPREMOVE filter")
 
-    def _dev_plan(self, plan, cut_part=None, point=None):
+    def _dev_plan(self, plan, cut_part=None, point=None, space=_UNREAD):
         """The plan on the device, in the thread's kept slots when no other plan holds them
-        (``point``: the fault point between the graph's upload and the plan's)."""
+        (``point``: the fault point between the graph's upload and the plan's; ``space``:
+        :meth:`_space`'s answer where the caller has it, else :data:`_UNREAD`)."""
         garrs = self._graph_arrays(plan.G)
         if point:
             faults.point(point)
         if self._slots is None:
             self._slots = _PlanSlots(self.xp)
-        space = self._space(plan)
+        if space is _UNREAD:
+            space = self._space(plan)
         self.last_stats["space"] = space is not None
         return _DevPlan(plan, self.xp, garrs, cut_part, self._slots, space)
 
