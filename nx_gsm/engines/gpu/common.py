@@ -715,20 +715,26 @@ class _PlanSlots:
             self._no_cut = _kernel_array(self.xp.zeros(0, dtype=np.int32))
         return self._no_cut
 
+    def _claim(self):
+        """False while another owner holds the slots; else True, once the last plan's copy
+        out of the host buffer (which it reads until done) has finished."""
+        if self._holder is not None and self._holder() is not None:
+            return False
+        if self._copied is not None:
+            self._copied.synchronize()
+        return True
+
     def place_kept(self, owner, keep, key):
         """:meth:`place` from a plan's kept image (``keep``: its ``__dict__``) without its
         arrays: the kernel arrays, or None where there is no image for this layout and these
         views (or another owner holds the slots). Tried before the plan's arrays are even
         gathered: their 19 contiguity checks were ~12 us of a small search's host time."""
         image = keep.get("_slot_image")
-        if image is None or image[0] != (self._serial, key) or \
-                (self._holder is not None and self._holder() is not None):
-            return None
         slots = self._slots
-        if image[2] != [sl[2] for sl in slots]:  # (the views' shapes: no other plan's)
+        # (image[2]: the views' shapes, no other plan's since)
+        if image is None or image[0] != (self._serial, key) or \
+                image[2] != [sl[2] for sl in slots] or not self._claim():
             return None
-        if self._copied is not None:  # the last plan's copy reads the host buffer until done
-            self._copied.synchronize()
         end = image[1].size
         self._host[:end] = image[1]
         self._upload(end, owner)
@@ -745,10 +751,8 @@ class _PlanSlots:
         of them into the pinned buffer, then the upload as always (the per-array packing was
         ~40 us of a small search's host time on an H200's host: gpu/NOTES.md v33). The image
         itself is tried by :meth:`place_kept`, before the caller gathers ``arrays``."""
-        if self._holder is not None and self._holder() is not None:
+        if not self._claim():
             return None
-        if self._copied is not None:  # the last plan's copy reads the host buffer until done
-            self._copied.synchronize()
         slots = self._slots
         if len(arrays) != len(slots):
             self._layout(arrays)
@@ -832,22 +836,13 @@ class _DevPlan:
 
     def __init__(self, plan, xp, garrs, cut_part=None, slots=None, space=None):
         G = plan.G
-
-        def h(x, dtype):
-            if not isinstance(x, np.ndarray):  # already on the device (a device-resident plan)
-                return x if x.size else xp.zeros((1,) * max(x.ndim, 1), dtype=dtype)
-            x = np.ascontiguousarray(x, dtype=dtype)
-            if x.size == 0:
-                x = np.zeros((1,) * max(x.ndim, 1), dtype=dtype)
-            return x
-
         self.k = plan.k
         self.use_cs = int(space is not None)
         placed = None
         if slots is not None:
             placed = slots.place_kept(self, plan.__dict__, self.use_cs)
         if placed is None:
-            placed = self._place(plan, xp, slots, space, h)
+            placed = self._place(plan, xp, slots, space)
         (self.order, self.cand_bits, self.cand_ptr, self.cand_flat, self.chk_ptr, self.chk_j,
          self.chk_out, self.chk_in, self.chk_peo, self.chk_pei, self.drv_ptr, self.drv_j,
          self.drv_dir, self.eclass, self.eok, self.crank, self.row_off, self.sptr,
@@ -879,9 +874,17 @@ class _DevPlan:
         self.mono = int(bool(plan.mono))
         self.directed = int(bool(G.directed))
 
-    def _place(self, plan, xp, slots, space, h):
+    def _place(self, plan, xp, slots, space):
         """The plan's arrays in ``slots`` (their kept image, where a search left one, is
         tried before this), else as arrays of their own."""
+        def h(x, dtype):
+            if not isinstance(x, np.ndarray):  # already on the device (a device-resident plan)
+                return x if x.size else xp.zeros((1,) * max(x.ndim, 1), dtype=dtype)
+            x = np.ascontiguousarray(x, dtype=dtype)
+            if x.size == 0:
+                x = np.zeros((1,) * max(x.ndim, 1), dtype=dtype)
+            return x
+
         # without edge labels the kernels never read eclass: pass one element, not |E|
         eclass = plan.eclass if plan.has_elabels else np.zeros(1, dtype=np.int32)
         host = [h(plan.order, np.int32), h(plan.cand_bits, np.uint8), h(plan.cand_ptr, np.int64),
