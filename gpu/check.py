@@ -614,7 +614,9 @@ def phase_bench(rec, budget, per_group, cpu_timeout, vf2_timeout, gpu_limit, onl
                 # candidate space (v32: small ones on the host)
                 "no-small": GMatchEngine(time_limit=2 * gpu_limit, small_space=0),
                 # v30's levels, every one over the grid (v31: narrow ones in one block)
-                "no-narrow": GMatchEngine(time_limit=2 * gpu_limit, fused_narrow=0)}
+                "no-narrow": GMatchEngine(time_limit=2 * gpu_limit, fused_narrow=0),
+                # v34's edge tests: every one a binary search of the row (v35: the bitmap)
+                "no-adj": GMatchEngine(time_limit=2 * gpu_limit, adjacency_bits=False)}
     rows = []
     t_all = time.perf_counter()
     total_share = sum(x[4] for x in suites)
@@ -695,7 +697,7 @@ def phase_bench(rec, budget, per_group, cpu_timeout, vf2_timeout, gpu_limit, onl
                 if baseline == "cpu":
                     row["stats"] = {k: v for k, v in eng.last_stats.items()
                                     if k in ("pool_rows", "pool_depth", "blocks", "donated",
-                                             "stolen", "host_levels", "t_host_bfs", "t_upload",
+                                             "adj_bits", "stolen", "host_levels", "t_host_bfs", "t_upload",
                                              "t_bfs", "t_dfs", "t_dfs_launch")}
             except TimeoutError:
                 row["gmatch_s"] = None

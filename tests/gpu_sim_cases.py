@@ -31,6 +31,13 @@ def check(G, H, mode, label, engine_kw, **kw):
             eng.last_stats.get("space") != engine_kw.get("candidate_space", True):
         print(f"{label}: the candidate space was not used as asked: {eng.last_stats}")
         sys.exit(1)
+    # the adjacency bitmap exactly where the edge tests may use it: a simple data graph (every
+    # multiplicity 1) without edge labels; else the rows' binary search
+    bits = engine_kw.get("adjacency_bits", True) and not plan.has_elabels and \
+        int(plan.G.mult.max(initial=0)) <= 1
+    if "t_upload" in eng.last_stats and eng.last_stats.get("adj_bits") != bits:
+        print(f"{label}: adjacency bitmap {eng.last_stats.get('adj_bits')}, expected {bits}")
+        sys.exit(1)
     ref = set(map(tuple, _rows(cpu.iter_chunks(plan), plan.k).tolist()))
     rows = _rows(eng.iter_chunks(plan, chunk=5), plan.k)
     mine = set(map(tuple, rows.tolist()))

@@ -16,6 +16,7 @@ from nx_gsm.engines.gpu.formats import (
     PCSR,
     IntervalPCSR,
     LabelledCSR,
+    adjacency_bits,
     format_nbytes,
     genmap,
 )
@@ -131,3 +132,23 @@ def test_format_sizes_reported(record_property, capsys):
         print()
         for name, sizes in rows:
             print(f"format bytes {name}: " + ", ".join(f"{k}={v}" for k, v in sizes.items()))
+
+
+@pytest.mark.parametrize("directed", [False, True])
+@pytest.mark.parametrize("seed", range(8))
+def test_adjacency_bits_match_csr(directed, seed):
+    """The edge-test bitmap holds exactly the CSR's entries (rows of up to 67 nodes: bytes whose
+    bits come from several entries, and a last byte only partly used)."""
+    g, _, _ = _random_labelled(seed, directed, n=random.Random(seed).randint(1, 67))
+    bits = adjacency_bits(g.indptr, g.indices, g.n)
+    assert bits.dtype == np.uint8 and bits.shape == (g.n, (g.n + 7) // 8)
+    dense = np.unpackbits(bits, axis=1, bitorder="little")
+    want = np.zeros((g.n, dense.shape[1]), dtype=np.uint8)
+    for x in range(g.n):
+        want[x, g.indices[g.indptr[x] : g.indptr[x + 1]]] = 1
+    assert np.array_equal(dense, want)
+
+
+def test_adjacency_bits_empty_graph():
+    g = from_networkx(nx.empty_graph(0))
+    assert adjacency_bits(g.indptr, g.indices, g.n).shape == (0, 1)

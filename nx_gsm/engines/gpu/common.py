@@ -17,7 +17,7 @@ import warnings
 import weakref
 
 import numpy as np
-from numba import cuda, int64, uint32
+from numba import cuda, int32, int64, uint32
 
 from . import faults
 from .device import is_simulator
@@ -166,14 +166,25 @@ def _find(indptr, indices, x, y):
 
 
 @cuda.jit(device=True)
-def _pair_ok(c, x, v, chk_out, chk_in, chk_peo, chk_pei, indptr, indices, emult, eclass, eok,
-             has_el, mono, directed):
+def _edge(indptr, indices, emult, adj, x, y):
+    """(multiplicity of the data edge ``x -> y``, its out-CSR position or -1): one load of
+    the adjacency bitmap where the engine gives one (a simple graph without edge labels:
+    :func:`~nx_gsm.engines.gpu.formats.adjacency_bits`, no position needed), else the row's
+    binary search."""
+    if adj.shape[0] != 0:
+        return int32((adj[x, y >> 3] >> (y & 7)) & 1), -1
+    e = _find(indptr, indices, x, y)
+    if e >= 0:
+        return int32(emult[e]), e
+    return int32(0), e
+
+
+@cuda.jit(device=True)
+def _pair_ok(c, x, v, chk_out, chk_in, chk_peo, chk_pei, indptr, indices, emult, adj, eclass,
+             eok, has_el, mono, directed):
     """Check ``c`` of a depth between an earlier image ``x`` and candidate ``v``: the out- (and
     in-) multiplicity, at least the pattern's in mono mode, equal otherwise, and edge classes."""
-    e = _find(indptr, indices, x, v)
-    have = 0
-    if e >= 0:
-        have = emult[e]
+    have, e = _edge(indptr, indices, emult, adj, x, v)
     need = chk_out[c]
     if mono != 0:
         if have < need:
@@ -184,10 +195,7 @@ def _pair_ok(c, x, v, chk_out, chk_in, chk_peo, chk_pei, indptr, indices, emult,
         if eok[chk_peo[c], eclass[e]] == 0:
             return False
     if directed != 0:
-        e = _find(indptr, indices, v, x)
-        have = 0
-        if e >= 0:
-            have = emult[e]
+        have, e = _edge(indptr, indices, emult, adj, v, x)
         need = chk_in[c]
         if mono != 0:
             if have < need:
@@ -202,20 +210,20 @@ def _pair_ok(c, x, v, chk_out, chk_in, chk_peo, chk_pei, indptr, indices, emult,
 
 @cuda.jit(device=True)
 def _feasible(d, v, m, order, cand_bits, chk_ptr, chk_j, chk_out, chk_in, chk_peo, chk_pei,
-              indptr, indices, emult, eclass, eok, has_el, mono, directed):
+              indptr, indices, emult, adj, eclass, eok, has_el, mono, directed):
     """Validity of task (M, u, v) (gMatch Sec. 4.1/5.2, Alg. 2 l.33-41), with NetworkX semantics.
 
     Label/candidate bit, injectivity scan, then per listed earlier depth the out- (and in-)
     multiplicities: at least the pattern's in mono mode, equal in induced mode; edge classes too.
     """
     return _feasible_from(d, v, m, 1, order, cand_bits, chk_ptr, chk_j, chk_out, chk_in,
-                          chk_peo, chk_pei, indptr, indices, emult, eclass, eok, has_el, mono,
-                          directed)
+                          chk_peo, chk_pei, indptr, indices, emult, adj, eclass, eok, has_el,
+                          mono, directed)
 
 
 @cuda.jit(device=True)
 def _feasible_from(d, v, m, kind, order, cand_bits, chk_ptr, chk_j, chk_out, chk_in, chk_peo,
-                   chk_pei, indptr, indices, emult, eclass, eok, has_el, mono, directed):
+                   chk_pei, indptr, indices, emult, adj, eclass, eok, has_el, mono, directed):
     """:func:`_feasible` for a candidate drawn from a local set of ``kind`` (see
     :func:`_local_cands`). A candidate-space list (kind ``3 + j``) holds only candidates of the
     depth's pattern node joined to ``m[j]`` by an edge that fits the pattern's (multiplicity,
@@ -239,7 +247,7 @@ def _feasible_from(d, v, m, kind, order, cand_bits, chk_ptr, chk_j, chk_out, chk
         if j == skip:
             continue
         if not _pair_ok(c, m[j], v, chk_out, chk_in, chk_peo, chk_pei, indptr, indices, emult,
-                        eclass, eok, has_el, mono, directed):
+                        adj, eclass, eok, has_el, mono, directed):
             return False
     return True
 
@@ -625,6 +633,24 @@ def _graph_to_device(G, xp):
     return _kernel_adjacency(G, lambda x: _kernel_array(xp.asarray(x)))
 
 
+def _device_adjacency(G, xp, budget):
+    """``G``'s adjacency bitmap as a kernel array (:func:`formats.adjacency_bits`, built where
+    ``G``'s arrays are), or None: for graphs whose every entry has multiplicity 1 (the bit is
+    the multiplicity) and whose bitmap fits :data:`formats.ADJ_BITS_BYTES` and a sixteenth of
+    the memory budget."""
+    from .formats import ADJ_BITS_BYTES, adjacency_bits
+
+    n = int(G.n)
+    if n == 0 or n * ((n + 7) // 8) > min(ADJ_BITS_BYTES, budget // 16):
+        return None
+    if G.indices.size and int(G.mult.max()) > 1:
+        return None
+    faults.point("graph_upload")
+    if getattr(G, "on_device", False):
+        return _kernel_array(adjacency_bits(G.indptr, G.indices, n, xp))
+    return _kernel_array(xp.asarray(adjacency_bits(G.indptr, G.indices, n)))
+
+
 def _cached_graph_arrays(cache, G, xp, on_dead=None):
     """``G``'s adjacency on the device and the cache to keep: ``cache`` is ``(weakref to G,
     arrays)`` or None, reused when it holds ``G`` (queries over one data graph upload it once);
@@ -703,7 +729,7 @@ class _PlanSlots:
         self._slots = []
         self._dev = self._host = None
         self.layouts = 0  # device buffers made (tests: a search that fits makes none)
-        self._no_cut = None
+        self._no_cut = self._no_adj = None
         self._last = 0  # the slot at the largest offset
         self._copied = None  # an event after the last copy out of the host buffer
         self._serial = None  # this layout's number in _LAYOUTS
@@ -714,6 +740,12 @@ class _PlanSlots:
         if self._no_cut is None:
             self._no_cut = _kernel_array(self.xp.zeros(0, dtype=np.int32))
         return self._no_cut
+
+    def no_adj(self):
+        """A kept empty adjacency bitmap (``_DevPlan.adj``: the kernels' binary search)."""
+        if self._no_adj is None:
+            self._no_adj = _kernel_array(self.xp.zeros((0, 1), dtype=np.uint8))
+        return self._no_adj
 
     def _claim(self):
         """False while another owner holds the slots; else True, once the last plan's copy
@@ -834,7 +866,7 @@ class _DevPlan:
     """The plan's arrays on the device (padded so no kernel argument is empty); in ``slots``
     (:class:`_PlanSlots`) where given and free."""
 
-    def __init__(self, plan, xp, garrs, cut_part=None, slots=None, space=None):
+    def __init__(self, plan, xp, garrs, cut_part=None, slots=None, space=None, adj=None):
         G = plan.G
         self.k = plan.k
         self.use_cs = int(space is not None)
@@ -848,6 +880,13 @@ class _DevPlan:
          self.drv_dir, self.eclass, self.eok, self.crank, self.row_off, self.sptr,
          self.sval) = placed
         self.indptr, self.indices, self.mult, self.in_indptr, self.in_indices = garrs
+        # the data graph's adjacency bitmap (:meth:`faults.Recovery._adjacency`), which holds
+        # multiplicities but no edge positions: without it, or with edge labels (their classes
+        # are read at the edge's position), an empty one -- the kernels' binary search
+        if adj is None or plan.has_elabels:
+            adj = slots.no_adj() if slots is not None else \
+                _kernel_array(xp.zeros((0, 1), dtype=np.uint8))
+        self.adj = adj
         # part id per data node for gmatch's DUPREMOVE filter (_dup_ok); size 0 turns it off
         # (the slots' kept empty array where there are slots: no upload, nothing re-marshalled)
         if cut_part is None and slots is not None:
@@ -906,15 +945,15 @@ class _DevPlan:
     def check_args(self):
         return (self.order, self.cand_bits, self.cand_flat, self.chk_ptr, self.chk_j,
                 self.chk_out, self.chk_in, self.chk_peo, self.chk_pei, self.indptr, self.indices,
-                self.mult, self.in_indices, self.eclass, self.eok, self.has_el, self.mono,
-                self.directed)
+                self.mult, self.adj, self.in_indices, self.eclass, self.eok, self.has_el,
+                self.mono, self.directed)
 
     def dfs_args(self):
         return (self.order, self.cand_bits, self.cand_ptr, self.cand_flat, self.chk_ptr,
                 self.chk_j, self.chk_out, self.chk_in, self.chk_peo, self.chk_pei, self.drv_ptr,
-                self.drv_j, self.drv_dir, self.indptr, self.indices, self.mult, self.in_indptr,
-                self.in_indices, *self.space_args(), self.eclass, self.eok, self.has_el,
-                self.mono, self.directed, self.k, self.cut_part)
+                self.drv_j, self.drv_dir, self.indptr, self.indices, self.mult, self.adj,
+                self.in_indptr, self.in_indices, *self.space_args(), self.eclass, self.eok,
+                self.has_el, self.mono, self.directed, self.k, self.cut_part)
 
     def space_args(self):
         return (self.crank, self.row_off, self.sptr, self.sval, self.use_cs)
@@ -959,7 +998,8 @@ def _feasible_range(d, v, m, moff, jlo, jhi, bits, order, cand_bits, chk_ptr, ch
         if j < jlo or j >= jhi:
             continue
         x = m[j - moff]
+        # (GENEVA's graph has no adjacency bitmap: an empty one, the binary search)
         if not _pair_ok(c, x, v, chk_out, chk_in, chk_peo, chk_pei, indptr, indices, emult,
-                        eclass, eok, has_el, mono, directed):
+                        cand_bits[:0], eclass, eok, has_el, mono, directed):
             return False
     return True

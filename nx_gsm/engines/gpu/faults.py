@@ -171,13 +171,13 @@ def clear_device_caches():
     release_device_memory()
 
 
-def _forget_graph(store):
-    """Weak-reference callback: the cached graph died, so its device arrays go too (they are
-    the cache's alone) instead of waiting for the next graph."""
+def _forget_graph(store, key="graph"):
+    """Weak-reference callback: the cached graph died, so its device arrays (``store[key]``)
+    go too (they are the cache's alone) instead of waiting for the next graph."""
     def dead(ref):
-        got = store.get("graph")
+        got = store.get(key)
         if got is not None and got[0] is ref:
-            store.pop("graph", None)
+            store.pop(key, None)
     return dead
 
 
@@ -193,8 +193,9 @@ class Recovery:
     the faults met, as strings. The data graph's device arrays (``_gcache``) are kept here too.
     """
 
-    _device_caches = ("_gcache",)
+    _device_caches = ("_gcache", "_acache")
     _gcache = thread_cache("graph")  # (weak reference to the data graph, its device arrays)
+    _acache = thread_cache("adjbits")  # (weak reference to the data graph, its bitmap or None)
 
     def _graph_arrays(self, G):
         """``G``'s adjacency on the device, uploaded once per data graph and thread (kept in
@@ -204,6 +205,22 @@ class Recovery:
         arrs, self._gcache = _cached_graph_arrays(self._gcache, G, self.xp,
                                                   _forget_graph(_PER_THREAD.caches))
         return arrs
+
+    def _adjacency(self, G):
+        """``G``'s adjacency bitmap on the device (``common._device_adjacency``), or None where
+        it has none; made once per data graph and thread, like :meth:`_graph_arrays`."""
+        from .common import _device_adjacency
+        from .device import memory_budget
+
+        got = self._acache
+        if got is not None and got[0]() is G:
+            return got[1]
+        adj = _device_adjacency(G, self.xp, memory_budget(self.memory_budget))
+        try:
+            self._acache = (weakref.ref(G, _forget_graph(_PER_THREAD.caches, "adjbits")), adj)
+        except TypeError:  # a graph object without weak references: not cached
+            pass
+        return adj
 
     def adopt_graph(self, G, arrays):
         """Take ``arrays`` (kernel-ready, as ``common._graph_to_device`` makes them) as ``G``'s

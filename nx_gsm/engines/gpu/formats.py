@@ -18,6 +18,10 @@ array); without labels every edge has label 0.
 * :class:`IntervalPCSR` -- GENEVA's interval-PCSR (GENEVA Sec. 4, Alg. 2): vertices renumbered
   once for all labels by GENMAP so each label partition covers few runs of consecutive ids; per
   label an interval index ``(start, length, first local row)``, row offsets and sorted columns.
+
+:func:`adjacency_bits` is not a neighbour format but an edge test: one bit per ordered node pair
+of a small simple graph, so a kernel's check of an earlier image's edge is one load instead of
+a binary search (gMatch Sec. 5.2 searches the sorted row: ~log(d) dependent loads).
 """
 
 from __future__ import annotations
@@ -36,7 +40,12 @@ __all__ = [
     "edge_labels",
     "format_nbytes",
     "FORMATS",
+    "adjacency_bits",
+    "ADJ_BITS_BYTES",
 ]
+
+#: the largest adjacency bitmap kept on the device (yeast 1.2 MB, human 2.7 MB; n <= ~11,500)
+ADJ_BITS_BYTES = 1 << 24
 
 
 def _host(a):
@@ -354,13 +363,37 @@ class IntervalPCSR:
         return np.sort(out).astype(np.int32)
 
 
+def adjacency_bits(indptr, indices, n, xp=np):
+    """``bits[x, v >> 3] >> (v & 7) & 1`` is 1 exactly when the CSR holds entry ``x -> v``: a
+    ``uint8`` array ``(n, ceil(n / 8))`` of ``xp``, built there from ``xp`` arrays (a device
+    graph's bits never leave the device). Only a simple graph's multiplicities are its bits:
+    the caller keeps it to graphs whose every entry has multiplicity 1."""
+    nb = (int(n) + 7) // 8
+    bits = xp.zeros(int(n) * nb, dtype=xp.uint8)
+    nnz = int(indices.size)
+    if nnz:
+        src = xp.searchsorted(xp.asarray(indptr)[1:], xp.arange(nnz), side="right")
+        dst = xp.asarray(indices).astype(xp.int64)
+        cell = src * nb + (dst >> 3)
+        bit = dst & 7
+        # a row's entries are distinct, so one bit plane's cells are too: an indexed |= per
+        # plane is exact (a plain fancy |= would drop all but one of a byte's repeated cells)
+        for b in range(8):
+            sel = bit == b
+            bits[cell[sel]] |= xp.uint8(1 << b)
+    return bits.reshape(int(n), nb) if n else bits.reshape(0, 1)
+
+
 FORMATS = {"labelled_csr": LabelledCSR, "pcsr": PCSR, "interval_pcsr": IntervalPCSR}
 
 
 def format_nbytes(G, elabels=None, xp=np):
     """Bytes of the plain CSR and of every format (out-direction; ``_in`` keys add the CSC side
-    of directed graphs), and ``largest_interval_partition``: the interval-PCSR bytes of the
-    largest edge-label partition (what GENEVA keeps on the card at once)."""
+    of directed graphs), ``largest_interval_partition``: the interval-PCSR bytes of the
+    largest edge-label partition (what GENEVA keeps on the card at once), and
+    ``adjacency_bits``: the edge-test bitmap's (``adjacency_bits_kept``: within
+    :data:`ADJ_BITS_BYTES` on a simple graph, where the GPU engines keep it; a memory budget
+    under 16 times its size drops it too)."""
     lab = edge_labels(G, elabels)
     out = {"csr": _nbytes(G.indptr, G.indices) + (lab.nbytes if elabels is not None else 0)}
     largest = 0
@@ -372,4 +405,9 @@ def format_nbytes(G, elabels=None, xp=np):
                 for parts in zip(f.intervals, f.row_offsets, f.col):
                     largest = max(largest, _nbytes(*parts))
     out["largest_interval_partition"] = largest
+    # the edge-test bitmap's bytes, and whether the GPU engines keep one for this graph
+    nbits = int(G.n) * ((int(G.n) + 7) // 8)
+    out["adjacency_bits"] = nbits
+    out["adjacency_bits_kept"] = bool(G.n) and nbits <= ADJ_BITS_BYTES and \
+        not (G.indices.size and int(G.mult.max()) > 1)
     return out

@@ -159,7 +159,7 @@ def _level_grid(n):
 def _bfs_level_kernel(rows, L, n0, ci, cap_in, target, small_from, gfix, sm, drv_ptr, drv_j,
                       drv_dir, in_indptr, cand_ptr, crank, row_off, sptr, sval, use_cs, order,
                       cand_bits, cand_flat, chk_ptr, chk_j, chk_out, chk_in, chk_peo, chk_pei,
-                      indptr, indices, emult, in_indices, eclass, eok, has_el, mono, directed,
+                      indptr, indices, emult, adj, in_indices, eclass, eok, has_el, mono, directed,
                       cut_part, out, cap, cnt):
     """gMatch Sec. 4.3 (initialisation phase), one BFS level in one launch: the feasible
     extensions of the frontier ``rows`` (n, L) appended to ``out`` (cap, L+1).
@@ -210,7 +210,7 @@ def _bfs_level_kernel(rows, L, n0, ci, cap_in, target, small_from, gfix, sm, drv
             if i < c:
                 v = _cand_at(kd, lo + i, cand_flat, indices, in_indices, sval)
                 good = _feasible_from(L, v, m, kd, order, cand_bits, chk_ptr, chk_j, chk_out,
-                                      chk_in, chk_peo, chk_pei, indptr, indices, emult, eclass,
+                                      chk_in, chk_peo, chk_pei, indptr, indices, emult, adj, eclass,
                                       eok, has_el, mono, directed)
                 if good and L >= 2 and cut_part.shape[0] != 0:
                     good = _dup_ok(L, v, m, cut_part, chk_ptr, chk_j, chk_out, chk_in)
@@ -359,7 +359,7 @@ def _make_dfs_kernel(KMAX, W, wide):
 
     @cuda.jit(device=True)
     def run(order, cand_bits, cand_ptr, cand_flat, chk_ptr, chk_j, chk_out, chk_in, chk_peo,
-            chk_pei, drv_ptr, drv_j, drv_dir, indptr, indices, emult, in_indptr, in_indices,
+            chk_pei, drv_ptr, drv_j, drv_dir, indptr, indices, emult, adj, in_indptr, in_indices,
             crank, row_off, sptr, sval, use_cs, eclass, eok, has_el, mono, directed, k, cut_part,
             pool, pool_off, pool_w, n_pool, ctl, q_rows, q_len, q_org, q_ready, q_cap,
             task_count, warp_slot0, collect, stop_at, out, cap, steal):
@@ -584,7 +584,7 @@ def _make_dfs_kernel(KMAX, W, wide):
                         e = S_par[w, t, e]
                     valid = _feasible_from(lvl + 1, v, m, kd, order, cand_bits, chk_ptr, chk_j,
                                            chk_out, chk_in, chk_peo, chk_pei, indptr, indices,
-                                           emult, eclass, eok, has_el, mono, directed)
+                                           emult, adj, eclass, eok, has_el, mono, directed)
                     if valid and lvl >= 1 and cut_part.shape[0] != 0:
                         valid = _dup_ok(lvl + 1, v, m, cut_part, chk_ptr, chk_j, chk_out,
                                         chk_in)
@@ -653,7 +653,7 @@ def _make_dfs_kernel(KMAX, W, wide):
     def level(src, off, n, L, buf, woff, room, ctl, slot, gw, nw, drv_ptr, drv_j, drv_dir,
               in_indptr, cand_ptr, crank, row_off, sptr, sval, use_cs, order, cand_bits,
               cand_flat, chk_ptr, chk_j, chk_out, chk_in, chk_peo, chk_pei, indptr, indices,
-              emult, in_indices, eclass, eok, has_el, mono, directed, cut_part):
+              emult, adj, in_indices, eclass, eok, has_el, mono, directed, cut_part):
         """One BFS level of the fused search, :func:`_bfs_level_kernel`'s work over ``nw``
         warps (this one ``gw``: the whole grid, or one block for a narrow level): the
         feasible extensions of the ``n`` flat rows of ``L`` entries at ``src[off:]`` appended
@@ -693,7 +693,7 @@ def _make_dfs_kernel(KMAX, W, wide):
                     v = _cand_at(kd, lo + i, cand_flat, indices, in_indices, sval)
                     good = _feasible_from(L, v, m, kd, order, cand_bits, chk_ptr, chk_j,
                                           chk_out, chk_in, chk_peo, chk_pei, indptr, indices,
-                                          emult, eclass, eok, has_el, mono, directed)
+                                          emult, adj, eclass, eok, has_el, mono, directed)
                     if good and L >= 2 and cut_part.shape[0] != 0:
                         good = _dup_ok(L, v, m, cut_part, chk_ptr, chk_j, chk_out, chk_in)
                 mask = _ballot(good)
@@ -713,13 +713,13 @@ def _make_dfs_kernel(KMAX, W, wide):
 
     @cuda.jit
     def dfs(order, cand_bits, cand_ptr, cand_flat, chk_ptr, chk_j, chk_out, chk_in, chk_peo,
-            chk_pei, drv_ptr, drv_j, drv_dir, indptr, indices, emult, in_indptr, in_indices,
+            chk_pei, drv_ptr, drv_j, drv_dir, indptr, indices, emult, adj, in_indptr, in_indices,
             crank, row_off, sptr, sval, use_cs, eclass, eok, has_el, mono, directed, k, cut_part,
             pool, pool_w, n_pool, ctl, q_rows, q_len, q_org, q_ready, q_cap, task_count, collect,
             stop_at, out, cap, steal):
         """The DFS over a pool made before the launch (flat rows of ``pool_w`` entries)."""
         run(order, cand_bits, cand_ptr, cand_flat, chk_ptr, chk_j, chk_out, chk_in, chk_peo,
-            chk_pei, drv_ptr, drv_j, drv_dir, indptr, indices, emult, in_indptr, in_indices,
+            chk_pei, drv_ptr, drv_j, drv_dir, indptr, indices, emult, adj, in_indptr, in_indices,
             crank, row_off, sptr, sval, use_cs, eclass, eok, has_el, mono, directed, k, cut_part,
             pool, 0, pool_w, n_pool, ctl, q_rows, q_len, q_org, q_ready, q_cap, task_count, -1,
             collect, stop_at, out, cap, steal)
@@ -734,7 +734,7 @@ def _make_fused_kernel(KMAX, W, run, level, regs):
 
     @cuda.jit(**jit_kw)
     def fused(order, cand_bits, cand_ptr, cand_flat, chk_ptr, chk_j, chk_out, chk_in, chk_peo,
-              chk_pei, drv_ptr, drv_j, drv_dir, indptr, indices, emult, in_indptr, in_indices,
+              chk_pei, drv_ptr, drv_j, drv_dir, indptr, indices, emult, adj, in_indptr, in_indices,
               crank, row_off, sptr, sval, use_cs, eclass, eok, has_el, mono, directed, k, cut_part,
               n0, L0, buf, buf_cap, target, most, ctl, q_rows, q_len, q_org, q_ready, q_cap,
               stop_at, out, steal, narrow):
@@ -787,7 +787,7 @@ def _make_fused_kernel(KMAX, W, run, level, regs):
                 level(buf, off, n, L, buf, woff, room, ctl, C_LEVELS + lv, gw, nw, drv_ptr,
                       drv_j, drv_dir, in_indptr, cand_ptr, crank, row_off, sptr, sval, use_cs,
                       order, cand_bits, cand_flat, chk_ptr, chk_j, chk_out, chk_in, chk_peo,
-                      chk_pei, indptr, indices, emult, in_indices, eclass, eok, has_el, mono,
+                      chk_pei, indptr, indices, emult, adj, in_indices, eclass, eok, has_el, mono,
                       directed, cut_part)
                 lv += 1
                 if solo:
@@ -832,7 +832,7 @@ def _make_fused_kernel(KMAX, W, run, level, regs):
             ctl[C_NPOOL + 1] = L
             ctl[C_NPOOL + 2] = over
         run(order, cand_bits, cand_ptr, cand_flat, chk_ptr, chk_j, chk_out, chk_in, chk_peo,
-            chk_pei, drv_ptr, drv_j, drv_dir, indptr, indices, emult, in_indptr, in_indices,
+            chk_pei, drv_ptr, drv_j, drv_dir, indptr, indices, emult, adj, in_indptr, in_indices,
             crank, row_off, sptr, sval, use_cs, eclass, eok, has_el, mono, directed, k, cut_part,
             buf, off, L, n, ctl, q_rows, q_len, q_org, q_ready, q_cap, ctl, C_COUNTS, 0,
             stop_at, out, 0, steal)
@@ -957,12 +957,16 @@ class GMatchEngine(faults.Recovery):
       candidate space holds at most this many entries per pattern node is the CPU engine's
       sequential search's (up to :data:`SMALL_STEPS` candidates), else keeps its levels on
       the host to :data:`SMALL_HOST_ROWS` rows (default :data:`SMALL_SPACE`; 0: never);
+    * ``adjacency_bits``: a simple data graph of at most ~11,500 nodes without edge labels
+      has its edges tested through a bitmap, one load a test, instead of a binary search of
+      the row (default True; see :func:`~nx_gsm.engines.gpu.formats.adjacency_bits`);
 
     ``NX_GSM_GMATCH_POOL_TARGET``, ``NX_GSM_GMATCH_STEAL`` (0/1), ``NX_GSM_GMATCH_HOST_ROWS``,
     ``NX_GSM_GMATCH_HOST_COUNT_ROWS``, ``NX_GSM_GMATCH_BFS_CHAIN``, ``NX_GSM_GMATCH_SPACE``
     (0/1), ``NX_GSM_GMATCH_FUSED`` (0/1), ``NX_GSM_GMATCH_FUSED_HOST_ROWS``,
     ``NX_GSM_GMATCH_FUSED_REGS``, ``NX_GSM_GMATCH_FUSED_NARROW``,
-    ``NX_GSM_GMATCH_SMALL_SPACE``, ``NX_GSM_GMATCH_HOST_WORK`` and ``NX_GSM_GMATCH_TIME_LIMIT``
+    ``NX_GSM_GMATCH_SMALL_SPACE``, ``NX_GSM_GMATCH_HOST_WORK``, ``NX_GSM_GMATCH_ADJ_BITS`` (0/1)
+    and ``NX_GSM_GMATCH_TIME_LIMIT``
     set the defaults of the corresponding parameters (for
     harnesses that pick engines by name).
     Patterns deeper than :data:`KMAX_LIMIT` run on the CPU engine (logged). ``last_stats`` holds
@@ -971,7 +975,7 @@ class GMatchEngine(faults.Recovery):
 
     name = "gmatch"
     # dropped after a device fault (faults.Recovery)
-    _device_caches = ("_gcache", "_qbufs", "_kept", "_slots", "_bufs", "_free_memo")
+    _device_caches = ("_gcache", "_acache", "_qbufs", "_kept", "_slots", "_bufs", "_free_memo")
     # per thread, shared by the thread's gmatch engines (faults.thread_cache)
     _qbufs = faults.thread_cache("gmatch_ring")  # the donation ring (_queue)
     _kept = faults.thread_cache("gmatch_launches")  # kept launches (common._Launches)
@@ -986,7 +990,7 @@ class GMatchEngine(faults.Recovery):
                  queue_capacity=1 << 15, memory_budget=None, blocks=None, time_limit=None,
                  host_rows=None, candidate_space=None, host_count_rows=None, bfs_chain=None,
                  fused=None, fused_host_rows=None, fused_regs=None, host_work=None,
-                 fused_narrow=None, small_space=None):
+                 fused_narrow=None, small_space=None, adjacency_bits=None):
         self.xp = array_module()
         # NX_GSM_GMATCH_* knobs let test harnesses reach engines by name
         pool_target = _knob(pool_target, "POOL_TARGET", None)
@@ -1003,6 +1007,7 @@ class GMatchEngine(faults.Recovery):
         self.fused_narrow = _knob(fused_narrow, "FUSED_NARROW", None)
         self.fused_regs = _knob(fused_regs, "FUSED_REGS", None)
         self.small_space = _knob(small_space, "SMALL_SPACE", SMALL_SPACE)
+        self.adjacency_bits = _knob(adjacency_bits, "ADJ_BITS", True, _flag)
         time_limit = _knob(time_limit, "TIME_LIMIT", None, float)
         self.pool_target = pool_target
         self.bfs_levels = None if bfs_levels is None else int(bfs_levels)
@@ -1699,7 +1704,9 @@ class GMatchEngine(faults.Recovery):
         if space is _UNREAD:
             space = self._space(plan)
         self.last_stats["space"] = space is not None
-        return _DevPlan(plan, self.xp, garrs, cut_part, self._slots, space)
+        adj = self._adjacency(plan.G) if self.adjacency_bits else None
+        self.last_stats["adj_bits"] = adj is not None and not plan.has_elabels
+        return _DevPlan(plan, self.xp, garrs, cut_part, self._slots, space, adj)
 
     def _space(self, plan):
         """The plan's candidate space for the kernels' local candidate sets, or None (raw

@@ -230,8 +230,8 @@ def _kernels(KMAX, W):
     @cuda.jit
     def join(n_sel, sel, use_sel, wpr, t_row, t_lo, t_len, t_kind, F, L, col, par, order,
              cand_bits, cand_flat, chk_ptr, chk_j, chk_out, chk_in, chk_peo, chk_pei, indptr,
-             indices, emult, in_indices, eclass, eok, has_el, mono, directed, ci_out, ci_in, gba,
-             cnt):
+             indices, emult, adj, in_indices, eclass, eok, has_el, mono, directed, ci_out, ci_in,
+             gba, cnt):
         """GSI Alg. 2 with Prealloc-Combine and the write cache (Sec. 5); SGSI Sec. 7 tiers.
 
         ``wpr`` warps share a row (1: warp, 4: multi-warp, W: block, grid: kernel tier); warp
@@ -267,8 +267,8 @@ def _kernels(KMAX, W):
                 if i < n:
                     v = _cand(kd, lo + i, cand_flat, indices, in_indices, ci_out, ci_in)
                     ok = _feasible(L, v, m, order, cand_bits, chk_ptr, chk_j, chk_out, chk_in,
-                                   chk_peo, chk_pei, indptr, indices, emult, eclass, eok, has_el,
-                                   mono, directed)
+                                   chk_peo, chk_pei, indptr, indices, emult, adj, eclass, eok,
+                                   has_el, mono, directed)
                 mask = _ballot(ok)
                 tot = cuda.popc(mask)
                 slot = pos + cuda.popc(mask & lt)
@@ -437,7 +437,7 @@ class GsiEngine(faults.Recovery):
     """
 
     name = "gsi"
-    _device_caches = ("_gcache", "_pcache", "_gm")
+    _device_caches = ("_gcache", "_acache", "_pcache", "_gm")
 
     def __init__(self, *, memory_budget=None, max_chunk=None, tiers=None, signatures=True,
                  dfs_switch=True, block_warps=None, blocks=None, t_sn=0.1, t_kl=5.0):
@@ -589,7 +589,7 @@ class GsiEngine(faults.Recovery):
         xp = self.xp
         garrs = self._graph_arrays(plan.G)
         faults.point("plan_upload")
-        dp = _DevPlan(plan, xp, garrs)
+        dp = _DevPlan(plan, xp, garrs, adj=self._adjacency(plan.G))
         self.last_stats = {"k": plan.k, "levels": plan.k, "rows_per_level": [0] * plan.k,
                            "chunks": 0, "split_rows": 0, "tiers": {"warp": 0, "multi_warp": 0,
                                                                    "block": 0, "grid": 0},
