@@ -2,9 +2,11 @@
 ">= 1000x over VF2 on the queries VF2 finishes within 10 s" target).
 
 ``python -m benchmarks.vf2_screen --dataset yeast --size 8 --first 40 --cap 12 --out FILE``
+(``--start 41 --first 80`` extends it)
 runs VF2 (``subgraph_monomorphisms_iter``, label match) on each query in its own process, killed
 at the cap, and appends one JSON line per query (count and seconds, or null). The last line
-printed is the comma-separated list of finished queries, for ``gpu.check --vf2-queries``; the
+printed is the comma-separated list of finished queries (``dataset:query``), for
+``gpu.check --vf2-queries``; the
 device run measures VF2 again with its own cap, so a slower screening machine only widens it.
 """
 
@@ -36,6 +38,7 @@ def main(argv=None):
     ap.add_argument("--dataset", default="yeast")
     ap.add_argument("--size", type=int, default=8)
     ap.add_argument("--first", type=int, default=40, help="queries per kind (dense, sparse)")
+    ap.add_argument("--start", type=int, default=1, help="first query number (to extend a screen)")
     ap.add_argument("--cap", type=float, default=12.0, help="seconds per query")
     ap.add_argument("--out", default=None, help="JSON lines file to append to")
     args = ap.parse_args(argv)
@@ -43,7 +46,7 @@ def main(argv=None):
     ctx = mp.get_context("spawn")
     done = []
     out = open(args.out, "a", encoding="utf-8") if args.out else None
-    for i in range(1, args.first + 1):
+    for i in range(args.start, args.first + 1):
         for kind in ("dense", "sparse"):
             q = f"{kind}_{args.size}_{i}"
             if not (base / "query_graph" / f"query_{q}.graph").exists():
@@ -63,7 +66,7 @@ def main(argv=None):
                 out.write(json.dumps(row) + "\n")
                 out.flush()
             if res is not None:
-                done.append(q)
+                done.append(f"{args.dataset}:{q}")
     print(",".join(done))
 
 

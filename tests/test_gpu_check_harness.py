@@ -94,3 +94,16 @@ def test_each_suite_warms_its_engines_and_the_baseline_worker_first(tmp_path):
     check._warm_suite("wordnet", base, G, eng, variants, worker, "cpu")
     check._warm_suite("human", base, G, eng, variants, worker, "cpu")
     assert len(eng.plans) == 2 and len(worker.calls) == 1
+
+
+def test_screened_queries_go_to_their_dataset_and_size_suite():
+    # what benchmarks.vf2_screen prints, plus the older yeast lists without a dataset
+    entries = ["dense_8_5", "yeast:dense_16_6", "human:sparse_8_3", "human:dense_8_12",
+               "sparse_16_2", "yeast:sparse_8_9", "human:dense_16_1"]
+    assert check._screened(entries, "yeast", ["dense_8", "sparse_8"]) == ["dense_8_5",
+                                                                          "sparse_8_9"]
+    assert check._screened(entries, "yeast", ["dense_16", "sparse_16"]) == ["dense_16_6",
+                                                                            "sparse_16_2"]
+    assert check._screened(entries, "human", ["dense_8", "sparse_8"]) == ["sparse_8_3",
+                                                                          "dense_8_12"]
+    assert check._screened(entries, "wordnet", ["dense_8", "sparse_8"]) == []

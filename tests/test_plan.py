@@ -102,6 +102,11 @@ def test_candidates_are_the_arc_consistent_fixpoint(seed):
     want = _naive_candidates(g, h, mode, node_ok)
     assert (flt.candidates(g, h, mode, node_ok) == want).all()
     assert (flt.candidates(g, h, mode, node_cls=node_cls) == want).all()
+    # the counts the filter keeps (the planner's order reads them) are the matrix's
+    for rounds in (None, 0, 1):
+        cand, counts = flt.candidates(g, h, mode, node_cls=node_cls, max_rounds=rounds,
+                                      with_counts=True)
+        assert counts.tolist() == cand.sum(axis=1).tolist()
 
 
 @pytest.mark.parametrize("seed", range(30))

@@ -27,11 +27,13 @@ def label_matrix(node_cls):
 
 
 def candidates(G, H, mode, node_ok=None, loop_ok=None, eclass_G=None, eok=None, max_rounds=None,
-               node_cls=None):
-    """Return the boolean candidate matrix (``H.n x G.n``) after all filters. The label rule
-    comes as a matrix ``node_ok`` or as ``node_cls = (class per data node, ok[pattern node,
-    class])``, read in the first pass without building the matrix (on a large data graph
-    that matrix and its copy were two ``H.n x G.n`` temporaries)."""
+               node_cls=None, with_counts=False):
+    """Return the boolean candidate matrix (``H.n x G.n``) after all filters, and with
+    ``with_counts`` each pattern node's number of candidates (int64; the filter keeps them, a
+    second pass over the matrix is not needed). The label rule comes as a matrix ``node_ok``
+    or as ``node_cls = (class per data node, ok[pattern node, class])``, read in the first
+    pass without building the matrix (on a large data graph that matrix and its copy were two
+    ``H.n x G.n`` temporaries)."""
     k, n = H.n, G.n
     if node_cls is not None and loop_ok is not None:  # (self-loop labels: rare)
         node_ok, node_cls = label_matrix(node_cls), None
@@ -49,7 +51,7 @@ def candidates(G, H, mode, node_ok=None, loop_ok=None, eclass_G=None, eok=None, 
     _local(c8, node_cls is not None, dcls, ok, G.indptr, H.indptr, G.in_indptr, H.in_indptr,
            G.loops, H.loops, mode == "iso", G.directed, mode == "mono", counts)
     if k == 0 or n == 0 or H.indices.size == 0:
-        return cand
+        return (cand, counts) if with_counts else cand
     has_el = eok is not None
     in_cls = (eclass_G[G.in_pos] if G.directed else eclass_G) if has_el else np.zeros(1, np.int32)
     out_cls = eclass_G if has_el else np.zeros(1, np.int32)
@@ -61,7 +63,7 @@ def candidates(G, H, mode, node_ok=None, loop_ok=None, eclass_G=None, eok=None, 
     _refine(c8, H.indptr, H.indices, G.directed, H.mult.astype(np.int32), G.indptr, G.indices,
             G.mult, G.in_indptr, G.in_indices, G.in_mult, out_cls, in_cls, eok_a, has_el,
             bool(G.multigraph or H.multigraph), mode == "mono", rounds, lists, counts)
-    return cand
+    return (cand, counts) if with_counts else cand
 
 
 @njit(cache=True, inline="always")
@@ -172,3 +174,5 @@ def _refine(cand, h_ptr, h_idx, directed, hmult, indptr, indices, mult, in_indpt
                 cnt[u] = kept
         if not changed:
             break
+    for u in range(k):
+        counts[u] -= lost[u]

@@ -218,9 +218,10 @@ def make_plan(G, H, mode, *, node_match=None, edge_match=None, node_label=None,
     if mode == "iso" and G.n != H.n:
         notes.append("isomorphism: node counts differ")
         cand = np.zeros((H.n, G.n), dtype=bool)
+        counts = np.zeros(H.n, dtype=np.int64)
     else:
-        cand = _filter.candidates(G, H, mode, node_ok, loop_ok, eclass, eok, node_cls=node_cls)
-    counts = cand.sum(axis=1)
+        cand, counts = _filter.candidates(G, H, mode, node_ok, loop_ok, eclass, eok,
+                                          node_cls=node_cls, with_counts=True)
     empty = bool(H.n > G.n or (H.n and counts.min() == 0) or (mode == "iso" and G.n != H.n))
     order = matching_order(H, counts)
     k = H.n
