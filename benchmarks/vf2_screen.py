@@ -40,33 +40,47 @@ def main(argv=None):
     ap.add_argument("--first", type=int, default=40, help="queries per kind (dense, sparse)")
     ap.add_argument("--start", type=int, default=1, help="first query number (to extend a screen)")
     ap.add_argument("--cap", type=float, default=12.0, help="seconds per query")
+    ap.add_argument("--jobs", type=int, default=1,
+                    help="queries run at once, each in its own process (a screen on a many-core "
+                         "machine; the rows keep the query order)")
     ap.add_argument("--out", default=None, help="JSON lines file to append to")
     args = ap.parse_args(argv)
     base = datasets_root() / "sun-luo" / args.dataset
     ctx = mp.get_context("spawn")
-    done = []
-    out = open(args.out, "a", encoding="utf-8") if args.out else None
-    for i in range(args.start, args.first + 1):
-        for kind in ("dense", "sparse"):
-            q = f"{kind}_{args.size}_{i}"
-            if not (base / "query_graph" / f"query_{q}.graph").exists():
-                continue
+    queries = [f"{kind}_{args.size}_{i}" for i in range(args.start, args.first + 1)
+               for kind in ("dense", "sparse")]
+    queries = [q for q in queries if (base / "query_graph" / f"query_{q}.graph").exists()]
+    results = {}
+    running = {}  # query -> (process, pipe end, start time)
+    todo = list(queries)
+    while todo or running:
+        while todo and len(running) < max(1, args.jobs):
+            q = todo.pop(0)
             a, b = ctx.Pipe()
             p = ctx.Process(target=_run, args=(base, args.dataset, q, b), daemon=True)
             p.start()
-            res = a.recv() if a.poll(args.cap + 5.0) else None  # + start-up and graph reading
+            running[q] = (p, a, time.perf_counter())
+        for q, (p, a, t0) in list(running.items()):
+            res = a.recv() if a.poll(0.05) else None
+            # + start-up and graph reading
+            if res is None and time.perf_counter() - t0 < args.cap + 5.0 and p.is_alive():
+                continue
             p.kill()
             p.join()
-            if res is not None and res[1] > args.cap:
-                res = None
-            row = {"dataset": args.dataset, "query": q, "count": res and res[0],
-                   "vf2_s": res and res[1], "cap_s": args.cap}
-            print(json.dumps(row), flush=True)
-            if out:
-                out.write(json.dumps(row) + "\n")
-                out.flush()
-            if res is not None:
-                done.append(f"{args.dataset}:{q}")
+            del running[q]
+            results[q] = None if res is None or res[1] > args.cap else res
+    done = []
+    out = open(args.out, "a", encoding="utf-8") if args.out else None
+    for q in queries:
+        res = results[q]
+        row = {"dataset": args.dataset, "query": q, "count": res and res[0],
+               "vf2_s": res and res[1], "cap_s": args.cap}
+        print(json.dumps(row), flush=True)
+        if out:
+            out.write(json.dumps(row) + "\n")
+            out.flush()
+        if res is not None:
+            done.append(f"{args.dataset}:{q}")
     print(",".join(done))
 
 
