@@ -226,3 +226,45 @@ def test_plan_pickle_leaves_the_device_image_behind():
     assert "_slot_image" not in back.__dict__ and "_slot_image" in plan.__dict__
     assert "_space" in back.__dict__ and (back.cand == plan.cand).all()
     assert back.k == plan.k and back.mode == plan.mode
+
+
+def _greedy_order_by_definition(h, cand_counts):
+    """The matching order's rule (``nx_gsm.plan.order``) written out on Python sets."""
+    from nx_gsm.plan.order import _undirected_neighbours
+
+    k, nb = h.n, _undirected_neighbours(h)
+    deg = [float(len(x)) for x in nb]
+    counts = [float(c) for c in cand_counts]
+    placed, back, order = [False] * k, [0] * k, []
+    while len(order) < k:
+        frontier = [u for u in range(k) if not placed[u] and back[u] > 0]
+        if frontier:
+            u = min(frontier, key=lambda x: (-back[x], counts[x], -deg[x], x))
+        else:
+            u = min((x for x in range(k) if not placed[x]),
+                    key=lambda x: (counts[x] / max(deg[x], 1.0), -deg[x], x))
+        placed[u] = True
+        order.append(u)
+        for w in nb[u]:
+            back[w] += 1
+    return order
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_matching_order_is_the_greedy_rule(seed):
+    """Ties everywhere (few distinct counts), several components, self-loops, every graph
+    class: the compiled order is the rule's, node for node."""
+    from nx_gsm.interop.networkx import as_gsm
+    from nx_gsm.plan.order import matching_order
+
+    rng = random.Random(seed)
+    for t in range(25):
+        n = rng.randint(0, 11)
+        cls = rng.choice([nx.Graph, nx.DiGraph, nx.MultiGraph, nx.MultiDiGraph])
+        X = cls(nx.gnp_random_graph(n, rng.random(), seed=1000 * seed + t,
+                                    directed=cls in (nx.DiGraph, nx.MultiDiGraph)))
+        if n and rng.random() < 0.3:
+            X.add_edge(0, 0)
+        h = as_gsm(X, node_attrs=False, edge_attrs=False)
+        counts = [rng.choice([0, 1, 2, 3, 5, 8]) for _ in range(n)]
+        assert matching_order(h, counts).tolist() == _greedy_order_by_definition(h, counts)

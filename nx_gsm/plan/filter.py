@@ -43,13 +43,14 @@ def candidates(G, H, mode, node_ok=None, loop_ok=None, eclass_G=None, eok=None, 
             cand &= loop_ok
         dcls, ok = np.zeros(1, dtype=np.int32), np.zeros((1, 1), dtype=np.uint8)
     else:
-        cand = np.empty((k, n), dtype=bool)
+        cand = np.zeros((k, n), dtype=bool)
         dcls = np.ascontiguousarray(node_cls[0], dtype=np.int32)
         ok = np.ascontiguousarray(node_cls[1], dtype=bool).view(np.uint8)
     c8 = cand.view(np.uint8)
     counts = np.zeros(k, dtype=np.int64)
-    _local(c8, node_cls is not None, dcls, ok, G.indptr, H.indptr, G.in_indptr, H.in_indptr,
-           G.loops, H.loops, mode == "iso", G.directed, mode == "mono", counts)
+    local = _local if node_cls is None else _local_classes
+    local(c8, node_cls is not None, dcls, ok, G.indptr, H.indptr, G.in_indptr, H.in_indptr,
+          G.loops, H.loops, mode == "iso", G.directed, mode == "mono", counts)
     if k == 0 or n == 0 or H.indices.size == 0:
         return (cand, counts) if with_counts else cand
     has_el = eok is not None
@@ -98,6 +99,48 @@ def _local(cand, from_classes, dcls, ok, g_ptr, h_ptr, g_in, h_in, g_loops, h_lo
             if keep:
                 c += 1
         counts[u] = c
+
+
+@njit(cache=True)
+def _local_classes(cand, from_classes, dcls, ok, g_ptr, h_ptr, g_in, h_in, g_loops, h_loops,
+                   exact, directed, mono, counts):
+    """:func:`_local` from the label classes (``from_classes`` is True), on a zeroed ``cand``:
+    the data nodes sorted by class once (a counting sort), then each pattern node tests only
+    the nodes of the classes it accepts -- on labelled data a few dozen of the n, where the
+    full pass cost ~90 us of a 16-node plan on yeast."""
+    k, n = cand.shape
+    nc = ok.shape[1]
+    start = np.zeros(nc + 1, dtype=np.int64)
+    for v in range(n):
+        start[dcls[v] + 1] += 1
+    for c in range(nc):
+        start[c + 1] += start[c]
+    fill = start[:nc].copy()
+    members = np.empty(n, dtype=np.int32)
+    for v in range(n):
+        c = dcls[v]
+        members[fill[c]] = v
+        fill[c] += 1
+    for u in range(k):
+        du, di, lu = h_ptr[u + 1] - h_ptr[u], h_in[u + 1] - h_in[u], h_loops[u]
+        got = 0
+        for c in range(nc):
+            if ok[u, c] == 0:
+                continue
+            for i in range(start[c], start[c + 1]):
+                v = members[i]
+                dv = g_ptr[v + 1] - g_ptr[v]
+                if not (dv == du if exact else dv >= du):
+                    continue
+                if directed:
+                    dvi = g_in[v + 1] - g_in[v]
+                    if not (dvi == di if exact else dvi >= di):
+                        continue
+                if not (g_loops[v] >= lu if mono else g_loops[v] == lu):
+                    continue
+                cand[u, v] = 1
+                got += 1
+        counts[u] = got
 
 
 @njit(cache=True)
