@@ -268,3 +268,25 @@ def test_matching_order_is_the_greedy_rule(seed):
         h = as_gsm(X, node_attrs=False, edge_attrs=False)
         counts = [rng.choice([0, 1, 2, 3, 5, 8]) for _ in range(n)]
         assert matching_order(h, counts).tolist() == _greedy_order_by_definition(h, counts)
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_label_pass_by_class_equals_the_full_pass(seed):
+    """The label/degree pass over the accepted classes' members (``_local_classes``) against
+    the pass over every data node: pattern nodes accepting several classes or none (callable
+    matches), every mode including exact degrees, directed graphs, self-loops."""
+    rng = np.random.default_rng(seed)
+    for t in range(10):
+        g, h, _, _ = _random_case(1000 * seed + t)
+        n_cls = int(rng.integers(1, 6))
+        dcls = rng.integers(0, n_cls, g.n).astype(np.int32)
+        ok = (rng.random((h.n, n_cls)) < rng.choice([0.2, 0.5, 0.9])).astype(np.uint8)
+        for mode in ("mono", "induced", "iso"):
+            out = []
+            for fn, cand in ((flt._local, np.empty((h.n, g.n), np.uint8)),
+                             (flt._local_classes, np.zeros((h.n, g.n), np.uint8))):
+                counts = np.zeros(h.n, dtype=np.int64)
+                fn(cand, True, dcls, ok, g.indptr, h.indptr, g.in_indptr, h.in_indptr, g.loops,
+                   h.loops, mode == "iso", g.directed, mode == "mono", counts)
+                out.append((cand, counts))
+            assert (out[0][0] == out[1][0]).all() and (out[0][1] == out[1][1]).all()
