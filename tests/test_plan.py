@@ -128,6 +128,32 @@ def test_refine_walks_lists_and_rows_alike(seed, rounds):
     assert (out[0] == out[1]).all()
 
 
+@pytest.mark.parametrize("seed", [s for s in range(80)
+                                  if not CLASSES[s % 4].is_multigraph(None)])
+def test_support_marks_reach_the_scans_fixpoint(seed):
+    """Where any edge supports a pattern edge (simple graphs, no edge labels), the filter
+    refines by support marks (``_refine_marks``); it must end in the same candidate sets and
+    counts as the rule-by-rule scan (``_refine``), with its lists taken from the class pass,
+    built from the matrix, or not used."""
+    g, h, mode, nm = _random_case(seed)
+    node_ok, node_cls = _node_ok(g, h, nm)
+    local = flt.candidates(g, h, mode, node_ok, max_rounds=0)
+    want = local.copy()
+    flt._refine(want.view(np.uint8), h.indptr, h.indices, g.directed, h.mult.astype(np.int32),
+                g.indptr, g.indices, g.mult, g.in_indptr, g.in_indices, g.in_mult,
+                np.zeros(1, np.int32), np.zeros(1, np.int32), np.ones((1, 1), np.uint8), False,
+                False, mode == "mono", 100, False, local.sum(axis=1))
+    for lists in (False, True):
+        c, counts = local.copy(), local.sum(axis=1)
+        flt._refine_marks(c.view(np.uint8), h.indptr, h.indices, h.in_indptr, h.in_indices,
+                          g.directed, g.indptr, g.indices, g.in_indptr, g.in_indices, 100, lists,
+                          counts, np.zeros(0, np.int32), np.zeros(h.n + 1, np.int64))
+        assert (c == want).all() and counts.tolist() == want.sum(axis=1).tolist()
+    if node_cls is not None:  # the lists the class pass hands over
+        cand, counts = flt.candidates(g, h, mode, node_cls=node_cls, with_counts=True)
+        assert (cand == want).all() and counts.tolist() == want.sum(axis=1).tolist()
+
+
 def test_candidate_space_rank_past_one_word():
     """``rank`` on 200 nodes in 3 labels (7 words a pattern node, bit 31 set in some): the
     candidates below a word and the bits in it give every candidate's ``cidx``."""

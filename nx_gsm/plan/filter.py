@@ -48,9 +48,13 @@ def candidates(G, H, mode, node_ok=None, loop_ok=None, eclass_G=None, eok=None, 
         ok = np.ascontiguousarray(node_cls[1], dtype=bool).view(np.uint8)
     c8 = cand.view(np.uint8)
     counts = np.zeros(k, dtype=np.int64)
-    local = _local if node_cls is None else _local_classes
-    local(c8, node_cls is not None, dcls, ok, G.indptr, H.indptr, G.in_indptr, H.in_indptr,
-          G.loops, H.loops, mode == "iso", G.directed, mode == "mono", counts)
+    args = (c8, node_cls is not None, dcls, ok, G.indptr, H.indptr, G.in_indptr, H.in_indptr,
+            G.loops, H.loops, mode == "iso", G.directed, mode == "mono", counts)
+    if node_cls is None:
+        _local(*args)
+        given = np.zeros(0, dtype=np.int32), np.zeros(k + 1, dtype=np.int64)
+    else:
+        given = _local_classes(*args)
     if k == 0 or n == 0 or H.indices.size == 0:
         return (cand, counts) if with_counts else cand
     has_el = eok is not None
@@ -61,9 +65,16 @@ def candidates(G, H, mode, node_ok=None, loop_ok=None, eclass_G=None, eok=None, 
     # each pattern node's candidates as a list, when the lists take fewer bytes than the matrix:
     # on labelled data a rule then visits its ~n / labels candidates instead of all n nodes
     lists = int(counts.sum()) * 4 <= cand.size
+    check_mult = bool(G.multigraph or H.multigraph)
+    if not (has_el or check_mult):
+        # any edge supports a rule: one pass over the source's candidates' rows marks every
+        # node they reach, for all the rules of that source at once
+        _refine_marks(c8, H.indptr, H.indices, H.in_indptr, H.in_indices, G.directed, G.indptr,
+                      G.indices, G.in_indptr, G.in_indices, rounds, lists, counts, *given)
+        return (cand, counts) if with_counts else cand
     _refine(c8, H.indptr, H.indices, G.directed, H.mult.astype(np.int32), G.indptr, G.indices,
             G.mult, G.in_indptr, G.in_indices, G.in_mult, out_cls, in_cls, eok_a, has_el,
-            bool(G.multigraph or H.multigraph), mode == "mono", rounds, lists, counts)
+            check_mult, mode == "mono", rounds, lists, counts)
     return (cand, counts) if with_counts else cand
 
 
@@ -107,7 +118,10 @@ def _local_classes(cand, from_classes, dcls, ok, g_ptr, h_ptr, g_in, h_in, g_loo
     """:func:`_local` from the label classes (``from_classes`` is True), on a zeroed ``cand``:
     the data nodes sorted by class once (a counting sort), then each pattern node tests only
     the nodes of the classes it accepts -- on labelled data a few dozen of the n, where the
-    full pass cost ~90 us of a 16-node plan on yeast."""
+    full pass cost ~90 us of a 16-node plan on yeast. Returns each pattern node's candidates
+    as a list, ``lst[off[u] : off[u] + counts[u]]``, when the nodes of the classes it accepts
+    take at most the matrix's bytes (else ``lst`` is empty): :func:`_refine_marks` walks them
+    instead of finding them again in the matrix (~35 us of its ~90 on yeast)."""
     k, n = cand.shape
     nc = ok.shape[1]
     start = np.zeros(nc + 1, dtype=np.int64)
@@ -121,6 +135,15 @@ def _local_classes(cand, from_classes, dcls, ok, g_ptr, h_ptr, g_in, h_in, g_loo
         c = dcls[v]
         members[fill[c]] = v
         fill[c] += 1
+    off = np.zeros(k + 1, dtype=np.int64)
+    for u in range(k):
+        room = 0
+        for c in range(nc):
+            if ok[u, c] != 0:
+                room += start[c + 1] - start[c]
+        off[u + 1] = off[u] + room
+    listed = off[k] * 4 <= k * n
+    lst = np.empty(off[k] if listed else 0, dtype=np.int32)
     for u in range(k):
         du, di, lu = h_ptr[u + 1] - h_ptr[u], h_in[u + 1] - h_in[u], h_loops[u]
         got = 0
@@ -139,8 +162,11 @@ def _local_classes(cand, from_classes, dcls, ok, g_ptr, h_ptr, g_in, h_in, g_loo
                 if not (g_loops[v] >= lu if mono else g_loops[v] == lu):
                     continue
                 cand[u, v] = 1
+                if listed:
+                    lst[off[u] + got] = v
                 got += 1
         counts[u] = got
+    return lst, off
 
 
 @njit(cache=True)
@@ -219,3 +245,97 @@ def _refine(cand, h_ptr, h_idx, directed, hmult, indptr, indices, mult, in_indpt
             break
     for u in range(k):
         counts[u] -= lost[u]
+
+
+@njit(cache=True)
+def _mark_from(cand, s, lst, lo, hi, lists, n, ptr, idx, mark, stamp):
+    """``mark[v] = stamp`` for every node ``v`` one edge of ``(ptr, idx)`` from a candidate of
+    ``s`` (its list ``lst[lo:hi]``, or its matrix row)."""
+    for i in range(hi - lo if lists else n):
+        x = lst[lo + i] if lists else i
+        if not lists and cand[s, x] == 0:
+            continue
+        for e in range(ptr[x], ptr[x + 1]):
+            mark[idx[e]] = stamp
+
+
+@njit(cache=True)
+def _keep_marked(cand, t, lst, lo, cnt, lists, n, mark, stamp):
+    """Drop from ``t``'s candidates every node not marked ``stamp``; returns how many stay."""
+    kept = 0
+    for i in range(cnt[t] if lists else n):
+        v = lst[lo + i] if lists else i
+        if cand[t, v] == 0:
+            continue
+        if mark[v] == stamp:
+            if lists:
+                lst[lo + kept] = v
+            kept += 1
+        else:
+            cand[t, v] = 0
+    return kept
+
+
+@njit(cache=True)
+def _refine_marks(cand, h_ptr, h_idx, h_in_ptr, h_in_idx, directed, indptr, indices, in_indptr,
+                  in_indices, rounds, lists, counts, lst, off):
+    """Rule 3 where any edge supports a pattern edge (no multiplicity or edge label to check),
+    to the same fixpoint as :func:`_refine` (arc consistency has one: the largest arc-consistent
+    candidate sets), by support marks instead of a scan of every candidate's row per rule: a
+    source pattern node ``s`` whose set changed marks the data nodes its candidates reach, once
+    for all its pattern edges (in each direction), and every neighbour ``t`` keeps its marked
+    candidates. On yeast's 16-node patterns 3-4x fewer loads, no early-exit branch per entry.
+    The source taken next is the queued one with the fewest candidates (its marks are the
+    cheapest and prune most); ``rounds * k`` sources at most, as ``rounds`` passes of
+    :func:`_refine`. ``lst``/``off``: the candidate lists from :func:`_local_classes`, or an
+    empty ``lst`` (built here from the matrix, with ``lists``)."""
+    k, n = cand.shape
+    cnt = counts.copy()
+    if lists and lst.size == 0 and counts.sum() > 0:
+        off = np.zeros(k + 1, dtype=np.int64)
+        for u in range(k):
+            off[u + 1] = off[u] + counts[u]
+        lst = np.empty(off[k], dtype=np.int32)
+        for u in range(k):
+            c = 0
+            for v in range(n):
+                if cand[u, v]:
+                    lst[off[u] + c] = v
+                    c += 1
+    queued = np.zeros(k, dtype=np.bool_)
+    for s in range(k):
+        queued[s] = h_ptr[s + 1] > h_ptr[s] or (directed and h_in_ptr[s + 1] > h_in_ptr[s])
+    mark_out = np.zeros(n, dtype=np.int64)  # reached by an edge out of a candidate of s
+    mark_in = np.zeros(n, dtype=np.int64) if directed else mark_out
+    stamp = 0
+    for _ in range(rounds * k):
+        s = -1
+        for u in range(k):
+            if queued[u] and (s < 0 or cnt[u] < cnt[s]):
+                s = u
+        if s < 0:
+            break
+        queued[s] = False
+        stamp += 1
+        lo, hi = off[s], off[s] + cnt[s]
+        # pattern edge s -> t (undirected: every neighbour t): t's candidate v needs a data
+        # edge x -> v from a candidate x of s
+        if h_ptr[s + 1] > h_ptr[s]:
+            _mark_from(cand, s, lst, lo, hi, lists, n, indptr, indices, mark_out, stamp)
+            for pe in range(h_ptr[s], h_ptr[s + 1]):
+                t = h_idx[pe]
+                kept = _keep_marked(cand, t, lst, off[t], cnt, lists, n, mark_out, stamp)
+                if kept < cnt[t]:
+                    cnt[t] = kept
+                    queued[t] = True
+        # pattern edge t -> s: t's candidate v needs a data edge v -> x
+        if directed and h_in_ptr[s + 1] > h_in_ptr[s]:
+            _mark_from(cand, s, lst, lo, hi, lists, n, in_indptr, in_indices, mark_in, stamp)
+            for pe in range(h_in_ptr[s], h_in_ptr[s + 1]):
+                t = h_in_idx[pe]
+                kept = _keep_marked(cand, t, lst, off[t], cnt, lists, n, mark_in, stamp)
+                if kept < cnt[t]:
+                    cnt[t] = kept
+                    queued[t] = True
+    for u in range(k):
+        counts[u] = cnt[u]
