@@ -319,6 +319,21 @@ def kept_plan_cases(rnd, nm):
     print("kept-plan image:", got, want, "space" if spaced else "no space", flush=True)
     if got != ([want, 1, want, 1, want, want, 2] if spaced else [want, 1, want, 2, want, want, 4]):
         sys.exit(1)
+    # the same plan right after itself finds its bytes on the device (no copy); after another
+    # plan's search its image is copied again
+    res = eng._slots.resident_hits
+    other = None
+    for p in plans[1:]:  # (the first whose search reaches the device; small ones stay on the host)
+        if eng.count(p) != cpu.count(p):
+            sys.exit(1)
+        if "t_upload" in eng.last_stats:
+            other = p
+            break
+    got = [other is not None, eng._slots.resident_hits - res, eng.count(plans[0]),
+           eng._slots.resident_hits - res, eng.count(plans[0]), eng._slots.resident_hits - res]
+    print("kept-plan resident:", got, flush=True)
+    if got != [True, 0, want, 0, want, 1]:
+        sys.exit(1)
     # a plan that outgrows them (candidate bits of 1,000 data nodes): laid out once more
     G = nx.disjoint_union(nx.empty_graph(990), rand_graph(rnd, nx.Graph, 10, 0.5))
     nx.set_node_attributes(G, {v: "z" if v < 990 else "x" for v in G}, "c")
