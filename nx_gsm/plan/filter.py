@@ -170,6 +170,26 @@ def _local_classes(cand, from_classes, dcls, ok, g_ptr, h_ptr, g_in, h_in, g_loo
 
 
 @njit(cache=True)
+def _matrix_lists(cand, counts):
+    """Each pattern node's candidates read from the matrix as a list, ``lst[off[u] :
+    off[u] + cnt[u]]``, in ``counts[u]`` entries of room."""
+    k, n = cand.shape
+    off = np.zeros(k + 1, dtype=np.int64)
+    for u in range(k):
+        off[u + 1] = off[u] + counts[u]
+    lst = np.empty(off[k], dtype=np.int32)
+    cnt = np.zeros(k, dtype=np.int64)
+    for u in range(k):
+        c = 0
+        for v in range(n):
+            if cand[u, v]:
+                lst[off[u] + c] = v
+                c += 1
+        cnt[u] = c
+    return lst, off, cnt
+
+
+@njit(cache=True)
 def _refine(cand, h_ptr, h_idx, directed, hmult, indptr, indices, mult, in_indptr, in_indices,
             in_mult, out_cls, in_cls, eok, has_el, check_mult, mono, rounds, lists, counts):
     """Arc consistency to a fixpoint: drop v from cand[u] when no edge of v (in the rule's
@@ -192,20 +212,10 @@ def _refine(cand, h_ptr, h_idx, directed, hmult, indptr, indices, mult, in_indpt
             if directed:
                 rules[r, 0], rules[r, 1], rules[r, 2], rules[r, 3] = w, u, pe, 1
                 r += 1
-    off = np.zeros(k + 1, dtype=np.int64)
     if lists:
-        for u in range(k):
-            off[u + 1] = off[u] + counts[u]
-    lst = np.empty(off[k] if lists else 0, dtype=np.int32)
-    cnt = np.zeros(k, dtype=np.int64)
-    if lists:
-        for u in range(k):
-            c = 0
-            for v in range(n):
-                if cand[u, v]:
-                    lst[off[u] + c] = v
-                    c += 1
-            cnt[u] = c
+        lst, off, cnt = _matrix_lists(cand, counts)
+    else:
+        lst, off, cnt = np.empty(0, np.int32), np.zeros(k + 1, np.int64), np.zeros(k, np.int64)
     lost = np.zeros(k, dtype=np.int64)  # candidates dropped from each pattern node so far
     seen = np.full(rules.shape[0], -1, dtype=np.int64)  # lost[w] when rule r last ran
     for _ in range(rounds):
@@ -277,6 +287,24 @@ def _keep_marked(cand, t, lst, lo, cnt, lists, n, mark, stamp):
 
 
 @njit(cache=True)
+def _support(cand, s, lst, off, cnt, lists, n, hp, hi, ptr, idx, mark, stamp, queued):
+    """The rules from ``s`` over one pattern adjacency ``(hp, hi)``: mark what ``s``'s
+    candidates reach through the data adjacency ``(ptr, idx)`` and keep each pattern neighbour
+    ``t``'s marked candidates, queueing ``t`` when it lost any. Returns the stamp used."""
+    if hp[s + 1] == hp[s]:
+        return stamp
+    stamp += 1
+    _mark_from(cand, s, lst, off[s], off[s] + cnt[s], lists, n, ptr, idx, mark, stamp)
+    for pe in range(hp[s], hp[s + 1]):
+        t = hi[pe]
+        kept = _keep_marked(cand, t, lst, off[t], cnt, lists, n, mark, stamp)
+        if kept < cnt[t]:
+            cnt[t] = kept
+            queued[t] = True
+    return stamp
+
+
+@njit(cache=True)
 def _refine_marks(cand, h_ptr, h_idx, h_in_ptr, h_in_idx, directed, indptr, indices, in_indptr,
                   in_indices, rounds, lists, counts, lst, off):
     """Rule 3 where any edge supports a pattern edge (no multiplicity or edge label to check),
@@ -292,21 +320,11 @@ def _refine_marks(cand, h_ptr, h_idx, h_in_ptr, h_in_idx, directed, indptr, indi
     k, n = cand.shape
     cnt = counts.copy()
     if lists and lst.size == 0 and counts.sum() > 0:
-        off = np.zeros(k + 1, dtype=np.int64)
-        for u in range(k):
-            off[u + 1] = off[u] + counts[u]
-        lst = np.empty(off[k], dtype=np.int32)
-        for u in range(k):
-            c = 0
-            for v in range(n):
-                if cand[u, v]:
-                    lst[off[u] + c] = v
-                    c += 1
+        lst, off, cnt = _matrix_lists(cand, counts)
     queued = np.zeros(k, dtype=np.bool_)
     for s in range(k):
         queued[s] = h_ptr[s + 1] > h_ptr[s] or (directed and h_in_ptr[s + 1] > h_in_ptr[s])
-    mark_out = np.zeros(n, dtype=np.int64)  # reached by an edge out of a candidate of s
-    mark_in = np.zeros(n, dtype=np.int64) if directed else mark_out
+    mark = np.zeros(n, dtype=np.int64)  # == stamp: reached from a candidate of s
     stamp = 0
     for _ in range(rounds * k):
         s = -1
@@ -316,26 +334,12 @@ def _refine_marks(cand, h_ptr, h_idx, h_in_ptr, h_in_idx, directed, indptr, indi
         if s < 0:
             break
         queued[s] = False
-        stamp += 1
-        lo, hi = off[s], off[s] + cnt[s]
         # pattern edge s -> t (undirected: every neighbour t): t's candidate v needs a data
-        # edge x -> v from a candidate x of s
-        if h_ptr[s + 1] > h_ptr[s]:
-            _mark_from(cand, s, lst, lo, hi, lists, n, indptr, indices, mark_out, stamp)
-            for pe in range(h_ptr[s], h_ptr[s + 1]):
-                t = h_idx[pe]
-                kept = _keep_marked(cand, t, lst, off[t], cnt, lists, n, mark_out, stamp)
-                if kept < cnt[t]:
-                    cnt[t] = kept
-                    queued[t] = True
-        # pattern edge t -> s: t's candidate v needs a data edge v -> x
-        if directed and h_in_ptr[s + 1] > h_in_ptr[s]:
-            _mark_from(cand, s, lst, lo, hi, lists, n, in_indptr, in_indices, mark_in, stamp)
-            for pe in range(h_in_ptr[s], h_in_ptr[s + 1]):
-                t = h_in_idx[pe]
-                kept = _keep_marked(cand, t, lst, off[t], cnt, lists, n, mark_in, stamp)
-                if kept < cnt[t]:
-                    cnt[t] = kept
-                    queued[t] = True
+        # edge x -> v from a candidate x of s; pattern edge t -> s: a data edge v -> x
+        stamp = _support(cand, s, lst, off, cnt, lists, n, h_ptr, h_idx, indptr, indices, mark,
+                         stamp, queued)
+        if directed:
+            stamp = _support(cand, s, lst, off, cnt, lists, n, h_in_ptr, h_in_idx, in_indptr,
+                             in_indices, mark, stamp, queued)
     for u in range(k):
         counts[u] = cnt[u]
