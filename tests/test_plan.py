@@ -123,7 +123,7 @@ def test_refine_walks_lists_and_rows_alike(seed, rounds):
                     g.indptr, g.indices, g.mult, g.in_indptr, g.in_indices, g.in_mult,
                     np.zeros(1, np.int32), np.zeros(1, np.int32), np.ones((1, 1), np.uint8),
                     False, bool(g.multigraph or h.multigraph), mode == "mono", rounds, lists,
-                    local.sum(axis=1))
+                    local.sum(axis=1), np.zeros(0, np.int32), np.zeros(h.n + 1, np.int64))
         out.append(c)
     assert (out[0] == out[1]).all()
 
@@ -142,7 +142,8 @@ def test_support_marks_reach_the_scans_fixpoint(seed):
     flt._refine(want.view(np.uint8), h.indptr, h.indices, g.directed, h.mult.astype(np.int32),
                 g.indptr, g.indices, g.mult, g.in_indptr, g.in_indices, g.in_mult,
                 np.zeros(1, np.int32), np.zeros(1, np.int32), np.ones((1, 1), np.uint8), False,
-                False, mode == "mono", 100, False, local.sum(axis=1))
+                False, mode == "mono", 100, False, local.sum(axis=1), np.zeros(0, np.int32),
+                np.zeros(h.n + 1, np.int64))
     for lists in (False, True):
         c, counts = local.copy(), local.sum(axis=1)
         flt._refine_marks(c.view(np.uint8), h.indptr, h.indices, h.in_indptr, h.in_indices,

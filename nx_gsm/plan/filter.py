@@ -58,9 +58,6 @@ def candidates(G, H, mode, node_ok=None, loop_ok=None, eclass_G=None, eok=None, 
     if k == 0 or n == 0 or H.indices.size == 0:
         return (cand, counts) if with_counts else cand
     has_el = eok is not None
-    in_cls = (eclass_G[G.in_pos] if G.directed else eclass_G) if has_el else np.zeros(1, np.int32)
-    out_cls = eclass_G if has_el else np.zeros(1, np.int32)
-    eok_a = np.ascontiguousarray(eok, dtype=np.uint8) if has_el else np.ones((1, 1), np.uint8)
     rounds = max_rounds if max_rounds is not None else 2 * k + 2
     # each pattern node's candidates as a list, when the lists take fewer bytes than the matrix:
     # on labelled data a rule then visits its ~n / labels candidates instead of all n nodes
@@ -72,9 +69,12 @@ def candidates(G, H, mode, node_ok=None, loop_ok=None, eclass_G=None, eok=None, 
         _refine_marks(c8, H.indptr, H.indices, H.in_indptr, H.in_indices, G.directed, G.indptr,
                       G.indices, G.in_indptr, G.in_indices, rounds, lists, counts, *given)
         return (cand, counts) if with_counts else cand
+    in_cls = (eclass_G[G.in_pos] if G.directed else eclass_G) if has_el else np.zeros(1, np.int32)
+    out_cls = eclass_G if has_el else np.zeros(1, np.int32)
+    eok_a = np.ascontiguousarray(eok, dtype=np.uint8) if has_el else np.ones((1, 1), np.uint8)
     _refine(c8, H.indptr, H.indices, G.directed, H.mult.astype(np.int32), G.indptr, G.indices,
             G.mult, G.in_indptr, G.in_indices, G.in_mult, out_cls, in_cls, eok_a, has_el,
-            check_mult, mode == "mono", rounds, lists, counts)
+            check_mult, mode == "mono", rounds, lists, counts, *given)
     return (cand, counts) if with_counts else cand
 
 
@@ -170,6 +170,16 @@ def _local_classes(cand, from_classes, dcls, ok, g_ptr, h_ptr, g_in, h_in, g_loo
 
 
 @njit(cache=True)
+def _lists(cand, counts, lists, lst, off):
+    """The refinements' candidate lists and their lengths: those :func:`_local_classes`
+    handed over (``lst`` not empty; any order within a list will do, a rule's drops do not
+    depend on it), else with ``lists`` read from the matrix, else none."""
+    if lst.size or not lists or counts.sum() == 0:
+        return lst, off, counts.copy()
+    return _matrix_lists(cand, counts)
+
+
+@njit(cache=True)
 def _matrix_lists(cand, counts):
     """Each pattern node's candidates read from the matrix as a list, ``lst[off[u] :
     off[u] + cnt[u]]``, in ``counts[u]`` entries of room."""
@@ -191,7 +201,8 @@ def _matrix_lists(cand, counts):
 
 @njit(cache=True)
 def _refine(cand, h_ptr, h_idx, directed, hmult, indptr, indices, mult, in_indptr, in_indices,
-            in_mult, out_cls, in_cls, eok, has_el, check_mult, mono, rounds, lists, counts):
+            in_mult, out_cls, in_cls, eok, has_el, check_mult, mono, rounds, lists, counts, lst,
+            off):
     """Arc consistency to a fixpoint: drop v from cand[u] when no edge of v (in the rule's
     direction) reaches a candidate of w through a compatible edge. Scans stop at the first hit.
     With ``lists``, each rule walks u's candidate list (compacted as nodes drop out) instead of
@@ -212,10 +223,7 @@ def _refine(cand, h_ptr, h_idx, directed, hmult, indptr, indices, mult, in_indpt
             if directed:
                 rules[r, 0], rules[r, 1], rules[r, 2], rules[r, 3] = w, u, pe, 1
                 r += 1
-    if lists:
-        lst, off, cnt = _matrix_lists(cand, counts)
-    else:
-        lst, off, cnt = np.empty(0, np.int32), np.zeros(k + 1, np.int64), np.zeros(k, np.int64)
+    lst, off, cnt = _lists(cand, counts, lists, lst, off)
     lost = np.zeros(k, dtype=np.int64)  # candidates dropped from each pattern node so far
     seen = np.full(rules.shape[0], -1, dtype=np.int64)  # lost[w] when rule r last ran
     for _ in range(rounds):
@@ -315,12 +323,9 @@ def _refine_marks(cand, h_ptr, h_idx, h_in_ptr, h_in_idx, directed, indptr, indi
     candidates. On yeast's 16-node patterns 3-4x fewer loads, no early-exit branch per entry.
     The source taken next is the queued one with the fewest candidates (its marks are the
     cheapest and prune most); ``rounds * k`` sources at most, as ``rounds`` passes of
-    :func:`_refine`. ``lst``/``off``: the candidate lists from :func:`_local_classes`, or an
-    empty ``lst`` (built here from the matrix, with ``lists``)."""
+    :func:`_refine`. ``lst``/``off``: as for :func:`_lists`."""
     k, n = cand.shape
-    cnt = counts.copy()
-    if lists and lst.size == 0 and counts.sum() > 0:
-        lst, off, cnt = _matrix_lists(cand, counts)
+    lst, off, cnt = _lists(cand, counts, lists, lst, off)
     queued = np.zeros(k, dtype=np.bool_)
     for s in range(k):
         queued[s] = h_ptr[s + 1] > h_ptr[s] or (directed and h_in_ptr[s + 1] > h_in_ptr[s])
