@@ -271,6 +271,37 @@ class _Staging:
         self.rows = np.frombuffer(self._mem[1], dtype=np.int32, count=row_ints)
 
 
+class _FusedSetup:
+    """What a fused search's launch needs besides the plan and its rows (see
+    :meth:`GMatchEngine._fused_setup`): the level buffer, the donation ring and the control
+    block as kernel arrays, their device and pinned host addresses as ints, the launch site
+    once looked up, and the control block's views that :meth:`GMatchEngine._wait` polls."""
+
+    def __init__(self, key, k_buf, q_rows, q_len, q_org, both, q_ready, k_ctl, qpad, k_out, qc,
+                 target, most_warps, stage):
+        self.key, self.k_buf, self.both, self.k_ctl, self.qpad = key, k_buf, both, k_ctl, qpad
+        self.q_rows, self.q_len, self.q_org, self.q_ready = q_rows, q_len, q_org, q_ready
+        self.k_out, self.qc, self.target, self.most_warps = k_out, qc, target, most_warps
+        self.stage = stage
+        self.site = None
+        self.tried = False
+        self.blocks = 0
+        if stage is not None:  # (a device's: ints, not the ~1-2 us attribute chains a launch)
+            self.buf_ptr, self.ctl_ptr = _ptr(k_buf), _ptr(k_ctl)
+            self.both_ptr = both.data.ptr
+            self.rows_ptr = stage.rows.ctypes.data
+            self.ctl_host_ptr = stage.ctl.ctypes.data
+
+    def size(self, blocks, W):
+        """The grid (``blocks`` of ``W`` warps): the bytes each launch zeroes (generations,
+        control block, the used warps' counts) and the views :meth:`GMatchEngine._wait` reads."""
+        self.blocks = blocks
+        end = self.qpad + C_COUNTS + blocks * W
+        self.zero_bytes = 8 * end
+        self.ctl_view = self.both[self.qpad : self.qpad + C_COUNTS]
+        self.counts_view = self.both[self.qpad + C_COUNTS : end]
+
+
 # ---------------------------------------------------------------------------------------------
 # DFS (fine-grained, warp-batched) with work donation
 # ---------------------------------------------------------------------------------------------
@@ -975,7 +1006,8 @@ class GMatchEngine(faults.Recovery):
 
     name = "gmatch"
     # dropped after a device fault (faults.Recovery)
-    _device_caches = ("_gcache", "_acache", "_qbufs", "_kept", "_slots", "_bufs", "_free_memo")
+    _device_caches = ("_gcache", "_acache", "_qbufs", "_kept", "_slots", "_bufs", "_free_memo",
+                      "_fused_memo")
     # per thread, shared by the thread's gmatch engines (faults.thread_cache)
     _qbufs = faults.thread_cache("gmatch_ring")  # the donation ring (_queue)
     _kept = faults.thread_cache("gmatch_launches")  # kept launches (common._Launches)
@@ -983,6 +1015,7 @@ class GMatchEngine(faults.Recovery):
     _bufs = faults.thread_cache("gmatch_buffers")  # kept small device arrays (_buf)
     _pinned = faults.thread_cache("gmatch_staging")  # the fused search's pinned buffers (_stage)
     _waits = faults.thread_cache("gmatch_wait")  # _wait's event and side stream
+    _fused_memo = faults.thread_cache("gmatch_fused")  # the fused search's setup (_fused_setup)
     # (time, free bytes): _budget's last free-memory read, for the API's engine per call too
     _free_memo = faults.thread_cache("gmatch_free")
 
@@ -1293,61 +1326,56 @@ class GMatchEngine(faults.Recovery):
         read of the control block. Returns ``(total, stopped)``, or None where no cooperative
         launch is available (kept launches off): the caller then launches the levels itself.
         """
-        xp = self.xp
         KMAX, W = _bucket(dp.k)
         regs = FUSED_REGS.get(KMAX, 0) if self.fused_regs is None else self.fused_regs
         kern = _fused_kernel(KMAX, W, dp.wide, regs)
-        info = device_info()
         t0 = time.perf_counter()
         faults.point("bfs")
         n0 = int(rows.shape[0])
         cap = int(min(FUSED_BUF_INTS, max(1 << 10, self._budget() // 8 // 4)))
         cap = max(cap, (n0 * L + 31) // 32 * 32)  # the host's rows at least
         faults.point("dfs_buffers")
-        _, k_buf = self._buf("fused_levels", cap, np.int32, zero=False, view=False)
-        most_warps = (self.blocks or 1) * W if _SIM else \
-            max(W, int(info["sm_count"] or 1) * int(info["max_threads_per_sm"] or 2048) // 32)
-        qc = self.queue_capacity if self.steal else 1
-        q_rows, q_len, q_org, _ = self._queue(qc, KMAX, zero=False)
-        both, q_ready, k_ctl, qpad = self._ring_ctl(qc, C_COUNTS + most_warps)
-        _, k_out = self._buf("no_output", (1, KMAX_LIMIT), np.int32, zero=False, view=False)
+        fs = self._fused_setup(kern, KMAX, W, cap, n0 * L)
         stop = _INF if limit is None else int(limit)
-        target = self._default_pool_target(W)
         most = dp.k if self.bfs_levels is None else max(0, self.bfs_levels - (int(L) - 1))
-        args = (*dp.dfs_args(), n0, int(L), k_buf, cap, target, most, k_ctl, q_rows, q_len,
-                q_org, q_ready, qc, stop, k_out, int(self.steal),
+        args = (*dp.dfs_args(), n0, int(L), fs.k_buf, cap, fs.target, most, fs.k_ctl,
+                fs.q_rows, fs.q_len, fs.q_org, fs.q_ready, fs.qc, stop, fs.k_out,
+                int(self.steal),
                 FUSED_NARROW * W if self.fused_narrow is None else int(self.fused_narrow))
-        _sim_reset()
         faults.point("launch")
         if _SIM:
+            _sim_reset()
             blocks = self.blocks or 1
-            k_buf[: n0 * L] = np.asarray(rows, dtype=np.int32).reshape(-1)
-            both.fill(0)
+            fs.k_buf[: n0 * L] = np.asarray(rows, dtype=np.int32).reshape(-1)
+            fs.both.fill(0)
             with _quiet():
                 kern[blocks, 32 * W](*args)
         else:
-            if self._kept is None:
-                self._kept = _Launches()
-            site = self._kept.cooperative("fused", kern, 32 * W, *args)
+            site = fs.site
             if site is None:
-                return None
-            blocks = min(self._grid(kern, W), site.max_blocks(32 * W), most_warps // W)
+                if fs.tried:
+                    return None
+                fs.tried = True
+                site = fs.site = self._kept.cooperative("fused", kern, 32 * W, *args)
+                if site is None:
+                    return None
+                fs.size(min(self._grid(kern, W), site.max_blocks(32 * W),
+                            fs.most_warps // W), W)
+            blocks = fs.blocks
             if blocks < 1:
                 return None
-            stage = self._stage(C_COUNTS, n0 * L)
-            rt = xp.cuda.runtime
+            rt = self.xp.cuda.runtime
             # the host's rows through pinned memory (an async copy, ordered before the launch on
             # the legacy stream) and only the control block and the used warps' counts zeroed
             if isinstance(rows, np.ndarray):
-                stage.rows[: n0 * L] = rows.reshape(-1)
-                rt.memcpyAsync(_ptr(k_buf), stage.rows.ctypes.data, 4 * n0 * L,
-                               rt.memcpyHostToDevice, 0)
+                fs.stage.rows[: n0 * L] = rows.reshape(-1)
+                rt.memcpyAsync(fs.buf_ptr, fs.rows_ptr, 4 * n0 * L, rt.memcpyHostToDevice, 0)
             else:  # a device-resident plan's roots
-                rows = xp.ascontiguousarray(rows, dtype=np.int32)
-                rt.memcpyAsync(_ptr(k_buf), rows.data.ptr, 4 * n0 * L,
+                rows = self.xp.ascontiguousarray(rows, dtype=np.int32)
+                rt.memcpyAsync(fs.buf_ptr, rows.data.ptr, 4 * n0 * L,
                                rt.memcpyDeviceToDevice, 0)
             # the ring's generations, the control block and the used warps' counts: one memset
-            rt.memsetAsync(both.data.ptr, 0, 8 * (qpad + C_COUNTS + blocks * W), 0)
+            rt.memsetAsync(fs.both_ptr, 0, fs.zero_bytes, 0)
             if not site.launch(blocks, 32 * W, args, cooperative=True):
                 return None
             self._kept.kept += 1
@@ -1355,14 +1383,12 @@ class GMatchEngine(faults.Recovery):
         nw = blocks * W
         stopped = None
         if not _SIM and (self.time_limit is not None or budget is not UNLIMITED):
-            stopped = self._wait(both[qpad : qpad + C_COUNTS],
-                                 both[qpad + C_COUNTS : qpad + C_COUNTS + nw], nw, budget,
-                                 npool_slot=C_NPOOL)
+            stopped = self._wait(fs.ctl_view, fs.counts_view, nw, budget, npool_slot=C_NPOOL)
         if _SIM:
-            c = np.array(both[qpad : qpad + C_COUNTS])
+            c = np.array(fs.both[fs.qpad : fs.qpad + C_COUNTS])
         else:  # waits for the kernel (a synchronous copy on the legacy stream)
-            c = stage.ctl[:C_COUNTS]
-            rt.memcpy(stage.ctl.ctypes.data, _ptr(k_ctl), 8 * C_COUNTS, rt.memcpyDeviceToHost)
+            c = fs.stage.ctl
+            rt.memcpy(fs.ctl_host_ptr, fs.ctl_ptr, 8 * C_COUNTS, rt.memcpyDeviceToHost)
         total = (int(c[C_SUM_HI]) << 32) + int(c[C_SUM_LO])
         gpu_levels = int(c[C_NPOOL + 1]) - int(L)
         # the sizes of the levels kept, and of one past its buffer where the BFS stopped so
@@ -1377,6 +1403,33 @@ class GMatchEngine(faults.Recovery):
             self.last_stats["timed_out"] = True
             raise TimeoutError(f"gmatch: search stopped after time_limit={self.time_limit} s")
         return total, stopped
+
+    def _fused_setup(self, kern, KMAX, W, cap, row_ints):
+        """The fused search's kept buffers, pointers and launch site for ``kern`` (a
+        :class:`_FusedSetup`), made again only when the kernel, the buffer's size or a knob
+        they depend on changed, or the staged rows outgrow their pinned buffer: looking the
+        pieces up one by one was ~25 us of a count's host time on an H200's host (gpu/NOTES.md
+        v38). An entry holds its arrays, so they stay valid while it is kept, whatever
+        :meth:`_buf`, :meth:`_queue` or :meth:`_ring_ctl` hand out since."""
+        qc = self.queue_capacity if self.steal else 1
+        key = (kern, cap, qc, self.blocks, self._default_pool_target(W))
+        fs = self._fused_memo
+        if fs is not None and fs.key == key and (fs.stage is None or
+                                                 fs.stage.rows.size >= row_ints):
+            return fs
+        info = device_info()
+        most_warps = (self.blocks or 1) * W if _SIM else \
+            max(W, int(info["sm_count"] or 1) * int(info["max_threads_per_sm"] or 2048) // 32)
+        _, k_buf = self._buf("fused_levels", cap, np.int32, zero=False, view=False)
+        q_rows, q_len, q_org, _ = self._queue(qc, KMAX, zero=False)
+        both, q_ready, k_ctl, qpad = self._ring_ctl(qc, C_COUNTS + most_warps)
+        _, k_out = self._buf("no_output", (1, KMAX_LIMIT), np.int32, zero=False, view=False)
+        if self._kept is None:
+            self._kept = _Launches()
+        fs = self._fused_memo = _FusedSetup(
+            key, k_buf, q_rows, q_len, q_org, both, q_ready, k_ctl, qpad, k_out, qc,
+            key[4], most_warps, None if _SIM else self._stage(C_COUNTS, row_ints))
+        return fs
 
     def _launch(self, site, kern, blocks, threads, *args):
         """Launch ``kern`` through the thread's kept launches: a call site's later launches
@@ -1516,8 +1569,6 @@ class GMatchEngine(faults.Recovery):
         level runs: the rows are the fused search's start (:meth:`_fused`)."""
         t0 = time.perf_counter()
         KMAX, W = _bucket(plan.k)
-        target = self._default_pool_target(W)
-        roots = plan.cand_flat[plan.cand_ptr[0] : plan.cand_ptr[1]]
         fh = None
         space = _UNREAD
         if fused:
@@ -1525,7 +1576,7 @@ class GMatchEngine(faults.Recovery):
             if fh is None:
                 fh = FUSED_HOST_ROWS[KMAX]
                 if count:
-                    space = self._space(plan)
+                    space = self._space(plan, small=self.small_space * plan.k)
                 if space is not None and space is not _UNREAD and \
                         space.val.size <= self.small_space * plan.k:
                     # a small search: the CPU engine's sequential search counts it, else its
@@ -1538,7 +1589,10 @@ class GMatchEngine(faults.Recovery):
                                            "t_host_bfs": time.perf_counter() - t0}
                         return None, got, plan.k
                     fh = SMALL_HOST_ROWS
+                    space = self._fitting(space)
             fh = min(self.host_rows, fh)
+        target = self._default_pool_target(W)
+        roots = plan.cand_flat[plan.cand_ptr[0] : plan.cand_ptr[1]]
         rows, L, levels, last = self._host_prefix(plan, roots, target, count, fh,
                                                   self.host_work if fused else 0)
         t1 = time.perf_counter()
@@ -1708,18 +1762,29 @@ class GMatchEngine(faults.Recovery):
         self.last_stats["adj_bits"] = adj is not None and not plan.has_elabels
         return _DevPlan(plan, self.xp, garrs, cut_part, self._slots, space, adj)
 
-    def _space(self, plan):
+    def _space(self, plan, small=None):
         """The plan's candidate space for the kernels' local candidate sets, or None (raw
         adjacency rows): a host plan's space, built here unless its build would visit more than
         ``SPACE_VISITS`` adjacency entries, and kept off the device past an eighth of the
-        memory budget. The host levels have built it already for every search they start."""
+        memory budget -- unchecked where it holds at most ``small`` entries (the caller then
+        checks it with :meth:`_fitting` before it goes to the device). The host levels have
+        built it already for every search they start."""
         if not self.candidate_space or not isinstance(plan.cand_flat, np.ndarray) or \
                 getattr(plan.G, "on_device", False) or plan.drv_j.size == 0:
             return None
         if plan.__dict__.get("_space") is None and space_visits(plan) > SPACE_VISITS:
             return None
         space = build_space(plan)
-        return space if space.nbytes <= self._budget() // 8 else None
+        if small is not None and space.val.size <= small:
+            # a small-space count: the host's probe reads it, the device maybe never; checked
+            # against the budget (a free-memory read: ~8-35 us of an H200's host, more than
+            # the probe's own glue) only where it goes there (:meth:`_fitting`)
+            return space
+        return self._fitting(space)
+
+    def _fitting(self, space):
+        """``space`` where it fits an eighth of the memory budget, else None."""
+        return space if space is not None and space.nbytes <= self._budget() // 8 else None
 
     def _pool(self, dp, rows, t0=None):
         xp = self.xp
