@@ -517,6 +517,27 @@ def fused_cases(nm):
     if GMatchEngine(blocks=1, host_rows=0, pool_target=1 << 20).count(plan) != 0:
         print("fused: a tree has no triangle")
         sys.exit(1)
+    # the fused search's kept setup (GMatchEngine._fused_setup): one entry per thread, shared by
+    # the thread's engines, made again when what it depends on changes (here the pool target),
+    # dropped with the thread's device caches
+    from nx_gsm.engines.gpu.faults import clear_device_caches
+
+    plan, _, _ = prepare(nx.complete_graph(8), nx.path_graph(4), "mono")
+    a, b = (GMatchEngine(blocks=1, host_rows=0, pool_target=1 << 20) for _ in range(2))
+    c = GMatchEngine(blocks=1, host_rows=0, pool_target=64)
+    got = [a.count(plan)]
+    first = a._fused_memo
+    got.append(b.count(plan))
+    flags = [first is not None, b._fused_memo is first]
+    got.append(c.count(plan))
+    flags += [c._fused_memo is not first, c._fused_memo.target == 64]
+    clear_device_caches()
+    flags.append(a._fused_memo is None)
+    got.append(a.count(plan))
+    flags.append(a._fused_memo not in (None, first))
+    print("fused/kept setup:", got, flags, flush=True)
+    if got != [8 * 7 * 6 * 5] * 4 or not all(flags):
+        sys.exit(1)
 
 
 if __name__ == "__main__":

@@ -1407,10 +1407,11 @@ class GMatchEngine(faults.Recovery):
     def _fused_setup(self, kern, KMAX, W, cap, row_ints):
         """The fused search's kept buffers, pointers and launch site for ``kern`` (a
         :class:`_FusedSetup`), made again only when the kernel, the buffer's size or a knob
-        they depend on changed, or the staged rows outgrow their pinned buffer: looking the
-        pieces up one by one was ~25 us of a count's host time on an H200's host (gpu/NOTES.md
-        v38). An entry holds its arrays, so they stay valid while it is kept, whatever
-        :meth:`_buf`, :meth:`_queue` or :meth:`_ring_ctl` hand out since."""
+        they depend on changed, or the staged rows outgrow their pinned buffer: looked up piece
+        by piece they were ~25-45 us of a ~0.29 ms device count's host time on an H200's host
+        (kept: 0.80x the time of rebuilt each count, gpu/NOTES.md v38). An entry holds its
+        arrays, so they stay valid while it is kept, whatever :meth:`_buf`, :meth:`_queue` or
+        :meth:`_ring_ctl` hand out since."""
         qc = self.queue_capacity if self.steal else 1
         key = (kern, cap, qc, self.blocks, self._default_pool_target(W))
         fs = self._fused_memo
