@@ -107,3 +107,17 @@ def test_screened_queries_go_to_their_dataset_and_size_suite():
     assert check._screened(entries, "human", ["dense_8", "sparse_8"]) == ["sparse_8_3",
                                                                           "dense_8_12"]
     assert check._screened(entries, "wordnet", ["dense_8", "sparse_8"]) == []
+
+
+def test_the_committed_screens_give_the_issue_sets_finished_queries():
+    got = check.screened_queries()
+    assert len(got) == len(set(got)) and all(e.count(":") == 1 for e in got)
+    y16 = check._screened(got, "yeast", ["dense_16", "sparse_16"])
+    # the 15 yeast 16-vertex queries VF2 finished within the card-host screen's 13 s cap
+    assert y16[:3] == ["dense_16_6", "dense_16_9", "dense_16_14"] and len(y16) == 15
+    assert check._screened(got, "human", ["dense_8", "sparse_8"]) == []
+    y8 = check._screened(got, "yeast", ["dense_8", "sparse_8"])
+    assert len(y8) == 108 and y8[0] == "dense_8_4"
+    assert check._vf2_queries("screened") == got
+    assert check._vf2_queries("dense_8_4,human:sparse_8_3") == ["dense_8_4", "human:sparse_8_3"]
+    assert check._vf2_queries(None) is None
