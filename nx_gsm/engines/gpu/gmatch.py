@@ -1577,7 +1577,9 @@ class GMatchEngine(faults.Recovery):
             if fh is None:
                 fh = FUSED_HOST_ROWS[KMAX]
                 if count:
-                    space = self._space(plan, small=self.small_space * plan.k)
+                    # unchecked against the budget (a free-memory read: ~8-35 us of an H200's
+                    # host, more than the probe's own glue) until it goes to the device
+                    space = self._space(plan, fit=False)
                 if space is not None and space is not _UNREAD and \
                         space.val.size <= self.small_space * plan.k:
                     # a small search: the CPU engine's sequential search counts it, else its
@@ -1590,6 +1592,7 @@ class GMatchEngine(faults.Recovery):
                                            "t_host_bfs": time.perf_counter() - t0}
                         return None, got, plan.k
                     fh = SMALL_HOST_ROWS
+                if space is not _UNREAD:
                     space = self._fitting(space)
             fh = min(self.host_rows, fh)
         target = self._default_pool_target(W)
@@ -1763,25 +1766,20 @@ class GMatchEngine(faults.Recovery):
         self.last_stats["adj_bits"] = adj is not None and not plan.has_elabels
         return _DevPlan(plan, self.xp, garrs, cut_part, self._slots, space, adj)
 
-    def _space(self, plan, small=None):
+    def _space(self, plan, fit=True):
         """The plan's candidate space for the kernels' local candidate sets, or None (raw
         adjacency rows): a host plan's space, built here unless its build would visit more than
         ``SPACE_VISITS`` adjacency entries, and kept off the device past an eighth of the
-        memory budget -- unchecked where it holds at most ``small`` entries (the caller then
-        checks it with :meth:`_fitting` before it goes to the device). The host levels have
-        built it already for every search they start."""
+        memory budget (unless ``fit`` is False: the caller then checks it with
+        :meth:`_fitting` before it goes to the device). The host levels have built it already
+        for every search they start."""
         if not self.candidate_space or not isinstance(plan.cand_flat, np.ndarray) or \
                 getattr(plan.G, "on_device", False) or plan.drv_j.size == 0:
             return None
         if plan.__dict__.get("_space") is None and space_visits(plan) > SPACE_VISITS:
             return None
         space = build_space(plan)
-        if small is not None and space.val.size <= small:
-            # a small-space count: the host's probe reads it, the device maybe never; checked
-            # against the budget (a free-memory read: ~8-35 us of an H200's host, more than
-            # the probe's own glue) only where it goes there (:meth:`_fitting`)
-            return space
-        return self._fitting(space)
+        return self._fitting(space) if fit else space
 
     def _fitting(self, space):
         """``space`` where it fits an eighth of the memory budget, else None."""
