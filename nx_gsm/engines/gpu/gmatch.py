@@ -1580,19 +1580,17 @@ class GMatchEngine(faults.Recovery):
                     # unchecked against the budget (a free-memory read: ~8-35 us of an H200's
                     # host, more than the probe's own glue) until it goes to the device
                     space = self._space(plan, fit=False)
-                if space is not None and space is not _UNREAD and \
-                        space.val.size <= self.small_space * plan.k:
-                    # a small search: the CPU engine's sequential search counts it, else its
-                    # levels run on the host
-                    got = count_probe(plan, SMALL_STEPS)
-                    if got is not None:
-                        self.last_stats = {"host_levels": 0, "host_counted": True, "k": plan.k,
-                                           "probe": True, "pool_rows": 0,
-                                           "pool_depth": plan.k,
-                                           "t_host_bfs": time.perf_counter() - t0}
-                        return None, got, plan.k
-                    fh = SMALL_HOST_ROWS
-                if space is not _UNREAD:
+                    if space is not None and space.val.size <= self.small_space * plan.k:
+                        # a small search: the CPU engine's sequential search counts it, else
+                        # its levels run on the host
+                        got = count_probe(plan, SMALL_STEPS)
+                        if got is not None:
+                            self.last_stats = {"host_levels": 0, "host_counted": True,
+                                               "k": plan.k, "probe": True, "pool_rows": 0,
+                                               "pool_depth": plan.k,
+                                               "t_host_bfs": time.perf_counter() - t0}
+                            return None, got, plan.k
+                        fh = SMALL_HOST_ROWS
                     space = self._fitting(space)
             fh = min(self.host_rows, fh)
         target = self._default_pool_target(W)
