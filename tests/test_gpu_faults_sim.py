@@ -4,6 +4,8 @@ import pytest
 
 from sim_runner import run_sim
 
+pytestmark = pytest.mark.sim  # minutes under the simulator: .ci/run runs them, the default run does not
+
 
 @pytest.mark.parametrize("engine", ["gmatch", "gsi", "geneva", "gamma"])
 def test_engine_recovers_from_injected_device_faults(engine):

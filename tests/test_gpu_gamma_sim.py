@@ -9,6 +9,8 @@ import pytest
 
 from sim_runner import run_sim
 
+pytestmark = pytest.mark.sim  # minutes under the simulator: .ci/run runs them, the default run does not
+
 
 @pytest.mark.parametrize("part", ["cases:0:12", "cases:12:24", "wide", "symmetric", "plain"])
 def test_gamma_kernels_in_cuda_simulator(part):

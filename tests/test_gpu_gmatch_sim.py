@@ -7,6 +7,8 @@ subprocess (``tests/gpu_sim_cases.py``) with ``NUMBA_ENABLE_CUDASIM=1``.
 import pytest
 from sim_runner import run_sim
 
+pytestmark = pytest.mark.sim  # minutes under the simulator: .ci/run runs them, the default run does not
+
 
 # two halves, so that each has the runner's timeout (the whole took ~780 s of its 900 in CI)
 @pytest.mark.parametrize("part", ["search", "levels"])

@@ -9,6 +9,8 @@ import pytest
 
 from sim_runner import run_sim
 
+pytestmark = pytest.mark.sim  # minutes under the simulator: .ci/run runs them, the default run does not
+
 
 def test_partitioned_gpu_cross_search_in_cuda_simulator():
     pytest.importorskip("pymetis")
