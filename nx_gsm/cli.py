@@ -348,8 +348,9 @@ def _info(args):
     opt = {d: _version(d) for d in ("numba-cuda", cupy, "tqdm", "pandas", "pyarrow",
                                     "matplotlib", "rustworkx", "igraph", "mkdocs-material")}
     print("optional: " + ", ".join(f"{d} {v or 'not installed'}" for d, v in opt.items()))
-    cache = os.environ.get("NUMBA_CACHE_DIR") or "next to the nx_gsm sources (__pycache__)"
-    print(f"Numba JIT cache: {cache}")
+    from .kernel_cache import numba_cache_dir
+
+    print(f"Numba JIT cache: {numba_cache_dir()}")
     return EXIT_OK
 
 

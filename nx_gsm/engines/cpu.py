@@ -23,6 +23,7 @@ import numba
 import numpy as np
 from numba import njit, prange
 
+from .. import kernel_cache  # noqa: F401  (sets Numba's cache folder before @njit runs)
 from ..plan.space import build_space
 from .base import UNLIMITED, PartialCount
 

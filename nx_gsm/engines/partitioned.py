@@ -53,6 +53,7 @@ import numba
 import numpy as np
 from numba import njit, prange
 
+from .. import kernel_cache  # noqa: F401  (sets Numba's cache folder before @njit runs)
 from ..graph import GsmGraph, in_csr
 from ..plan.order import _undirected_neighbours
 from ..plan.planner import reorder

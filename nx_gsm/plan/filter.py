@@ -16,6 +16,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .. import kernel_cache  # noqa: F401  (sets Numba's cache folder before @njit runs)
+
 __all__ = ["candidates", "label_matrix"]
 
 

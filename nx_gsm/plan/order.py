@@ -12,6 +12,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .. import kernel_cache  # noqa: F401  (sets Numba's cache folder before @njit runs)
+
 __all__ = ["matching_order"]
 
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 from numba import njit
 
+from .. import kernel_cache  # noqa: F401  (sets Numba's cache folder before @njit runs)
 from . import filter as _filter
 from .labels import compat_table, value_table
 from .order import matching_order

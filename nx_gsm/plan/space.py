@@ -24,6 +24,7 @@ import numba
 import numpy as np
 from numba import njit, prange
 
+from .. import kernel_cache  # noqa: F401  (sets Numba's cache folder before @njit runs)
 from .filter import edge_fits
 
 __all__ = ["CandidateSpace", "build_space", "space_visits"]

@@ -50,6 +50,7 @@ import time
 import numpy as np
 from numba import cuda, int32, int64, njit
 
+from ... import kernel_cache  # noqa: F401  (sets Numba's cache folder before @njit runs)
 from ...incremental import _datum, _same
 from ...plan.planner import _depth_arrays
 from . import faults
