@@ -327,8 +327,8 @@ def expand_wide(P, prefixes, cap, blocks, slack=_SLACK):
     """:func:`expand_small` over ``blocks`` contiguous blocks of rows at once (a count pass,
     then each block writes at its offset: the same rows in the same order); returns ``(rows,
     fits)``, ``fits`` False (and no rows) past ``cap`` rows. For levels of hundreds of rows and
-    more, where one thread was most of a narrow, deep search's time on the GPU machine (yeast
-    dense_16_5: 7.3 of 11.8 ms, v22).
+    more, where one thread was most of a narrow, deep search's time on the GPU's host (yeast
+    dense_16_5: 7.3 of 11.8 ms).
 
     A level past ``cap`` is known without counting it all: each block first counts up to
     twice its share of ``cap`` (by rows) plus ``slack``; past ``cap`` in all, the level does

@@ -117,8 +117,7 @@ def _quiet():
 def _ring_take(ctl, c_head, c_tail, c_busy, c_idle, ready, r_off, q_cap):
     """gMatch Sec. 4.3's global ring of donated work, the claiming side of GAMMA's ``_claim``
     (gmatch's ``_fetch`` uses a ticket queue instead: under thousands of idle warps this
-    compare-and-swap on a shared head hands out about one entry per microsecond, gpu/NOTES.md
-    v27), run by lane 0 of an idle warp counted idle and not busy in
+    compare-and-swap on a shared head hands out about one entry per microsecond), run by lane 0 of an idle warp counted idle and not busy in
     ``ctl[c_idle]`` / ``ctl[c_busy]``. ``ctl[c_head]``/``ctl[c_tail]`` count claims and
     reservations; slot ``h % q_cap``'s ready word ``ready[r_off + h % q_cap]`` carries
     generation ``h + 1`` once its donor has written it. Returns the claimed ``h`` (the warp
@@ -291,7 +290,7 @@ def _local_cands(d, m, drv_ptr, drv_j, drv_dir, indptr, in_indptr, cand_ptr, ord
     = with ``use_cs``, the candidate-space list of ``m[j]`` (:mod:`nx_gsm.plan.space`:
     N(M(u*)) already cut to u_d's candidates joined by a fitting edge; the shortest of the
     drivers' lists). On yeast's 71 labels a raw row is mostly other labels: the space's lists
-    hold 4-22x fewer tasks over a whole 16-node search (gpu/NOTES.md v26). A list's position
+    hold 4-22x fewer tasks over a whole 16-node search. A list's position
     is read from the space's ``rank`` (its candidate bits and the count below them), not
     from its k x n ``cidx``.
     """
@@ -366,8 +365,8 @@ def _kernel_array(x):
     The import does not synchronise the stream CuPy exports (``sync=False``): CuPy's work and
     every kernel launch share the legacy default stream, which orders them already, and the
     synchronisation (Numba's default) made the host wait for whatever kernel was running -- in
-    GAMMA, the before-side search while the host prepares the graph update (v17's ``update_s``
-    was the before-side kernel's time plus the host's part, on every pattern and batch size)."""
+    GAMMA, the before-side search while the host prepares the graph update, which then took
+    the before-side kernel's time plus the host's part on every pattern and batch size)."""
     if _SIM:
         return x
     return cuda.as_cuda_array(x, sync=False)
@@ -397,7 +396,7 @@ def _cu_launch(cooperative=False):
 
 
 def _dim3(d):
-    if type(d) is int:  # (every kept launch's block and most grids: ~6 us less on an H200)
+    if type(d) is int:  # (every kept launch's block and most grids: ~6 us less a launch)
         return d, 1, 1
     d = tuple(d) if isinstance(d, tuple) else (int(d),)
     return tuple(int(x) for x in d) + (1,) * (3 - len(d))
@@ -406,7 +405,7 @@ def _dim3(d):
 class _KeptLaunch:
     """One call site's launches of a Numba kernel with the marshalled arguments kept: Numba's
     launch path types and marshals every argument again (an array is ~10 ctypes values), ~0.7 ms
-    for GAMMA's 60 arguments on an H100's host (v19's profile), where the same arrays come back
+    for GAMMA's 60 arguments (profiled on the card's host), where the same arrays come back
     launch after launch. The first launch goes through Numba (which compiles and makes the
     context current) and the compiled kernel for these argument types is kept; later launches
     re-marshal only the arrays that are not the same objects as last time (a CuPy or Numba
@@ -493,7 +492,7 @@ class _KeptLaunch:
         """(dtype, ndim, contiguity flag or None) for an array position whose Numba
         marshalling :meth:`_fast_values` reproduces on this first argument, else None: a
         later array of that dtype, rank and contiguity then skips Numba's typing and
-        marshalling (~0.1 ms an array on an H200's host, gpu/NOTES.md v28)."""
+        marshalling (~0.1 ms an array on the card's host)."""
         got = self._fast_values(a)
         if got is None or len(got) != len(lst) or \
                 any((x.value or 0) != (y.value or 0) for x, y in zip(got, lst)):
@@ -708,8 +707,8 @@ class _PlanSlots:
     thread, :func:`faults.thread_cache`).
 
     A search used to upload its 15 plan arrays as new device arrays: one packed copy, then a
-    Numba wrap of each (~25 us on an H200's host) and, at each launch site's first launch of
-    the plan, every one of them marshalled again (~8 us each; gpu/NOTES.md v23). Here each
+    Numba wrap of each (~25 us on the card's host) and, at each launch site's first launch of
+    the plan, every one of them marshalled again (~8 us each). Here each
     array lives at a fixed offset of one kept device buffer as a view of a capacity shape made
     once: a search packs its arrays into a kept (pinned) host buffer, copies them with one
     ``cudaMemcpyAsync`` (the next search's packing first waits for that copy's event), and the
@@ -775,7 +774,7 @@ class _PlanSlots:
         if self._resident is image[1]:
             # the last search's plan again (a count repeated, the next chunk of its rows):
             # its bytes are on the device already -- ~10-15 us of the host's copy, upload
-            # call and event record saved on an H200's host
+            # call and event record saved on the card's host
             self._holder = weakref.ref(owner)
             self.resident_hits += 1
             return [sl[3] for sl in slots]
@@ -793,7 +792,7 @@ class _PlanSlots:
         views' shapes under ``key`` (what else decides the arrays: the plan's are never
         changed): the next placing of the same arrays in the same layout and views is one copy
         of them into the pinned buffer, then the upload as always (the per-array packing was
-        ~40 us of a small search's host time on an H200's host: gpu/NOTES.md v33). The image
+        ~40 us of a small search's host time on the card's host). The image
         itself is tried by :meth:`place_kept`, before the caller gathers ``arrays``."""
         if not self._claim():
             return None
@@ -802,8 +801,8 @@ class _PlanSlots:
             self._layout(arrays)
             slots = self._slots
         # one pass, one test and one NumPy copy per array (into the slot's typed host view): a
-        # plan's 19 arrays were ~4 NumPy calls each, ~90 us of a small search (gpu/NOTES.md
-        # v30), then four tests and a running end each, ~60 us in all on an H200's host (v31)
+        # plan's 19 arrays took ~4 NumPy calls each (~90 us of a small search), and later four
+        # tests and a running end each (~60 us in all on the card's host)
         i = 0
         while i < len(arrays):
             a, sl = arrays[i], slots[i]

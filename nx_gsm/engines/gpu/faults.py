@@ -151,7 +151,7 @@ def thread_cache(name):
 
     The API makes an engine object per call, so caches held by the object -- the data graph on
     the device, kept launches, the kept plan slots and buffers -- were made again on every
-    call (~0.7 ms of a yeast-16 count on an H200, gpu/NOTES.md v24). Shared per thread they
+    call (~0.7 ms of a yeast-16 count on the card). Shared per thread they
     outlive the object; per thread, because an engine's launches and caches are not made for
     two threads at once. :meth:`Recovery._recover` sets them to None after a fault (the
     thread's engines then make them again); :func:`clear_device_caches` drops them."""
