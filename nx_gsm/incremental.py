@@ -348,7 +348,7 @@ class _EdgeIndex:
     """The edges of a simple graph whose node keys are integer ids, as sorted int64 keys
     (``u * n + v``, undirected pairs lowest id first), with the ids that are nodes: a batch of
     plain id rows is checked by binary searches instead of against the NetworkX graph's dicts,
-    whose lookups miss the cache (v18: the graph edit with its check was 4-5 ms of a 1% batch
+    whose lookups miss the cache (the graph edit with its check was 4-5 ms of a 1% batch
     on GitHub, ~1.5 us per row on the card's host; this check ~0.2 ms). Raises TypeError or
     ValueError for a graph whose node keys are not such ids."""
 
@@ -375,7 +375,7 @@ class _EdgeIndex:
         """True if the first ``ndel`` rows of ``ends`` are distinct edges, the others distinct
         non-edges, and every endpoint is a node (a pair in both parts cannot pass). Each part's
         keys are sorted first (a repeat is then a neighbour; the binary searches walk the keys
-        in order). On the card's host ~0.6-0.75 ms for a 1% GitHub batch (v20)."""
+        in order). On the card's host ~0.6-0.75 ms for a 1% GitHub batch."""
         if ends.size and (ends.min() < 0 or ends.max() >= self.n or not self.node[ends].all()):
             return False
         k = self._key(ends)
@@ -826,7 +826,7 @@ class IncrementalMatcher:
         """The matcher's own graph, brought up to date first: a batch of plain id rows that
         GAMMA took edits it only when something next reads it (the device graph is the one
         the searches use), so a stream of such batches does not pay the edit of NetworkX's
-        dicts on each batch's path (v18: 4-5 ms of a 1% batch on GitHub)."""
+        dicts on each batch's path (4-5 ms of a 1% batch on GitHub)."""
         if self._pending:
             self._catch_up()
         return self._graph
@@ -1094,7 +1094,7 @@ class IncrementalMatcher:
 
     def _pairs_batch(self, insert, delete, frame=("source", "target", None, True)):
         """The batch of a simple graph given as plain ``(u, v)`` rows between existing nodes,
-        validated and resolved in whole-list passes (a 1% batch on GitHub, on the H200's host:
+        validated and resolved in whole-list passes (a 1% batch on GitHub, on the card's host:
         3-5 ms, was 12 ms), or None whenever anything needs the general path -- other rows, new
         nodes, a pair in both lists, any error (which the general path then names). Rows are
         lists or tuples of 2-tuples, ``(m, 2)`` integer arrays, or DataFrames of two integer

@@ -1,7 +1,7 @@
 """``engine="auto"``: the planner's choice of engine per query, from a probe and a cost model.
 
-Calibrated on two H200 engines tables (``gpu/NOTES.md`` v7: yeast, human and wordnet 4- and
-8-vertex queries, GitHub and Enron patterns, every engine on the same queries): the CPU engine
+Calibrated on engines tables measured on the card (yeast, human and wordnet 4- and 8-vertex
+queries, GitHub and Enron patterns, every engine on the same queries): the CPU engine
 won the searches it finishes in a few thousand steps (1-10 ms against gmatch's 5-12 ms, whose
 fixed cost is uploads, launches and synchronisations); gmatch won most of the rest, by 1.3-2.7x
 over gsi and geneva; gsi won large outputs (3.8 x 10^7 rows on yeast sparse_8_51: 0.80 s
@@ -52,7 +52,7 @@ __all__ = ["AutoEngine", "choose", "probe", "space_entries", "SMALL_LIMIT", "BFS
 SMALL_LIMIT = 100_000
 # the probe: candidates the sequential CPU search examines first (~0.3 ms), rows it may keep,
 # and the most it goes on to (~2 ms), doubling, while its progress projects the whole search
-# within PROBE_REACH. Calibrated on the H200 engines tables (gpu/NOTES.md v8): every pick
+# within PROBE_REACH. Calibrated on the engines tables measured on the card: every pick
 # millisecond is 10-15% of gmatch's time on the 7-15 ms queries that go there, while the
 # searches the CPU wins end within 2^11 (yeast-4) or 2^13-2^14 steps (GitHub, Enron, human-4
 # with 10^3-10^4 rows), whose first projections are under 2^15

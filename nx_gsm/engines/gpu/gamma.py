@@ -69,7 +69,7 @@ EMAX = 63  # most pattern edge entries an int64 label mask holds
 _WPB = 4 if _SIM else 16  # warps per block (the simulator runs each as 32 threads)
 # seed splitting: a pair seed whose larger endpoint degree is d becomes min(d // split_row,
 # _SPLIT_MAX) tasks
-_SPLIT_ROW = 32  # (v15, H200: 256/64 left a tree's 1% batch ~1.5x slower, SMs idle 2/3 of it)
+_SPLIT_ROW = 32  # (256 or 64 left a tree's 1% batch ~1.5x slower, SMs idle 2/3 of it)
 _SPLIT_MAX = 512
 _NORANK = np.iinfo(np.int64).max
 _MERGE_THREADS = 4 if _SIM else 128  # threads per row in RowPMA's merge kernel
@@ -82,17 +82,17 @@ _ALLKEYS = 1 << 62
 # donations, slices given; ring slot s's ready word (the generation written there) is
 # ctl[_C_RDY + s]
 _C_TASK, _C_MATCH, _C_STEAL, _C_HEAD, _C_TAIL, _C_BUSY, _C_IDLE, _C_DON, _C_SLC, _C_RDY = range(10)
-# a busy warp looks for idle warps every (_POLL + 1) levels it makes (v16, H200, GitHub tree
-# 1%: every level 1.6-1.9x faster than no donation, every 4th 1.45x, 16th 1.15x, 64th 1.0x;
+# a busy warp looks for idle warps every (_POLL + 1) levels it makes (GitHub tree pattern,
+# 1% batches: every level 1.6-1.9x faster than no donation, every 4th 1.45x, 16th 1.15x, 64th 1.0x;
 # dense: no difference)
 _POLL = 0
 # counting, the last depth of a leaf is made for a chunk of the level above once it has at least
-# this many entries left, 0: never (v17, H200, same batches: tree 1% apply 0.061-0.063 s from 1,
+# this many entries left, 0: never (same batches: tree 1% apply 0.061-0.063 s from 1,
 # 0.063-0.067 from 4, 0.065-0.069 from 8, 0.069-0.077 from 16, 0.089-0.092 never; the dense
 # pattern's 1% apply 0.6-1.3 ms slower from any threshold than never)
 _BATCH_MIN = 1
 # a candidate row of at least 2 * _SLICE_MIN entries is offered in slices of >= _SLICE_MIN to
-# idle warps before its warp scans it (0: never); see _offer_slices (v21, H100, GitHub 1%, same
+# idle warps before its warp scans it (0: never); see _offer_slices (GitHub 1%, same
 # batches: tree 52/42/53 ms at 256 against 58/48/54 never, 56/49/58 from 64, 59/47/50 from 1024;
 # the dense pattern gives no slice at 256 and the same times from 64)
 _SLICE_MIN = 256
@@ -145,7 +145,7 @@ class _KernelArgs:
         (a region of at least that length: the kernels take the lengths as arguments). All of
         a prefix's arrays are regions of one kept device buffer, filled from a kept pinned host
         buffer by one asynchronous copy: a CuPy upload costs ~0.13 ms of the host's time per
-        array on an H100's host and a copy kernel per region ~30 us (v19's profile), this one
+        array on the card's host and a copy kernel per region ~30 us (profiled), this one
         copy tens of microseconds. Regions grow by powers of two (the buffers are laid out
         afresh then). Before the host buffer is written again, the copy that last read it is
         waited for (it queues behind whatever the device runs)."""
@@ -988,7 +988,7 @@ def _offer_slices(ctl, q_cap, q_meta, q_m, m, d, rank, tab, i_lo, i_hi, slice_mi
     ring (``q_meta`` = rank, table, depth, -1, first entry, end; ``q_m`` = the partial match
     above). Its claimer makes depth ``d`` for that slice as its first level. GAMMA Sec. V-A's
     stealing at the grain of a row: a warp scans a row whole before any of its level can be
-    stolen or donated (v21, H100, GitHub 1%: the tree's batches 1,300-4,700 slices and ~5%
+    stolen or donated (GitHub 1%: the tree's batches 1,300-4,700 slices and ~5%
     faster; the dense pattern's rows are all shorter than 512). Reservations are
     ``_donate``'s (the donor is busy while it holds one), so the ring's termination rule
     holds. Returns the end of the range the donor keeps."""
@@ -1105,8 +1105,8 @@ def _delta_kernel(n_tasks, n_groups, g_first, g_rank, g_x, g_y, g_toff, g_parts,
     depth is made for a chunk of up to 32 entries of the level above at once, once that level
     has ``batch_min`` (> 0) untaken entries (gMatch Sec. 4.2's batch exploration): each lane
     finds one entry's row, and the warp's rounds run over all of their candidates, so rows
-    shorter than a warp no longer leave lanes idle (Nsight Compute, v16, tree 1%: 15.5 of 32
-    lanes active).
+    shorter than a warp no longer leave lanes idle (without it Nsight Compute saw 15.5 of 32
+    lanes active on the tree pattern's 1% batches).
 
     Split seeds (light load balancing in the manner of gMatch): the ``part``-th of ``parts``
     tasks of a seed keeps only that contiguous slice of the candidate row at the task's first
@@ -2093,7 +2093,7 @@ class GammaDelta:
         at("launched1")
         if check is not None:
             # plain id rows checked in the after-side search's shadow, off the batch's path
-            # (v20: ~1.1 ms on the card's host, which was the critical path between the
+            # (~1.1 ms on the card's host, which was the critical path between the
             # launches); a batch that fails here drops the device graph it was applied to (the
             # next batch reloads it from the matcher's graph, which did not change)
             try:

@@ -12,7 +12,7 @@ Implements gMatch (PVLDB 19(8), 2026; ``shared/papers/gmatch-fine-grained-gpu.tx
   host's time whatever its size), so a search whose levels all stay that small never
   reaches the device. A count does its device levels inside one cooperative launch instead
   (the fused kernel: levels separated by grid barriers, then the DFS below; host levels up to
-  ``FUSED_HOST_ROWS`` first): 1.41x faster on yeast 16-vertex counts (gpu/NOTES.md v29).
+  ``FUSED_HOST_ROWS`` first): 1.41x faster on yeast 16-vertex counts than a launch per level.
 * **Fine-grained execution (Sec. 4.1) + warp-level batch exploration (Sec. 4.2, Alg. 2).** Each warp
   runs a DFS over its pool rows with a stack in shared memory of ``KMAX x 32`` entries (vertex,
   parent slot, local-candidate-set start/kind, running prefix of LC sizes): ``KMAX`` levels, never
@@ -29,7 +29,7 @@ Implements gMatch (PVLDB 19(8), 2026; ``shared/papers/gmatch-fine-grained-gpu.tx
   at least two levels and 64 tasks below them, at most one per idle warp -- to a global ring
   (a ticket queue: each idle warp polls its own slot; slots carry generations; termination by
   a busy counter that donations join, see :func:`_fetch`), a simplified STMatch-style split as
-  the paper describes. Measured against no donation (gpu/NOTES.md v27, yeast-16): 0.31x the
+  the paper describes. Measured against no donation (yeast 16-vertex counts): 0.31x the
   DFS time on dense_16_13, 0.65x on dense_16_8, 0.77x on sparse_16_17; up to 1.16x where the
   pool almost balances itself (sparse_16_7).
 
@@ -56,7 +56,7 @@ from numba import cuda, int8, int32, int64
 
 from ...plan.space import build_space, space_visits
 from ..base import UNLIMITED, PartialCount
-# (at import: a function-level import is ~15 us a search, gpu/NOTES.md v30)
+# (at import: a function-level import is ~15 us a search)
 from ..cpu import count_probe, host_levels, plan_arrays
 from . import faults
 from .common import (_DevPlan, _Launches, _PlanSlots, _ballot, _cand_at, _dup_ok, _exact_sum,
@@ -86,10 +86,9 @@ C_NARROW = C_NPOOL + 5  # 6 slots: where block 0's narrow levels left the search
 
 # host BFS levels (see GMatchEngine._host_prefix) while a level holds at most this many rows,
 # on all host threads from cpu.WIDE_ROWS rows on; a count's last level is counted on the host
-# up to HOST_COUNT_ROWS matches (it writes no rows). v22 had one bound of 16,384 (0.87x the
-# time of 4,096 on 22 yeast-16 queries): the counted last levels were what gained, and the
-# written levels past 4,096 lost (gpu/NOTES.md v28, H200: 4,096 / 16,384 against 16,384 for
-# both, 0.92x the time on 35 yeast-16 queries, 0.95x on the 108 of the VF2 suite)
+# up to HOST_COUNT_ROWS matches (it writes no rows). Two bounds because the counted last
+# levels gain up to 16,384 rows while written levels past 4,096 lose (4,096 / 16,384 took 0.92x
+# the time of 16,384 for both on 35 yeast-16 queries, 0.95x on the 108 of the VF2 suite)
 HOST_BFS_ROWS = 4096
 HOST_COUNT_ROWS = 16384
 # rows a GPU BFS level writes before it is sized exactly and run again (gmatch._expand)
@@ -98,9 +97,9 @@ BFS_CHAIN = 4  # the most GPU BFS levels launched before their sizes are read (g
 # a count's fused search (GMatchEngine._fused): host levels while they hold fewer rows than
 # this (the one-thread levels of cpu._narrow_levels), then every other level and the DFS in
 # one cooperative launch, its levels in a kept buffer of FUSED_BUF_INTS int32 (at most an
-# eighth of the memory budget), by stack depth (KMAX). 64, not v29's 256, since the host's
-# part of a search got cheaper (v30: 0.90x the time on 35 yeast-16 queries, both orders of an
-# interleaved A/B); 16-level stacks from the roots (v31: 0.93x the time of 64 on 34 yeast-16
+# eighth of the memory budget), by stack depth (KMAX). 64, not 256, because the host's part
+# of a search is cheap (0.90x the time on 35 yeast-16 queries, both orders of an interleaved
+# A/B); 16-level stacks from the roots (0.93x the time of 64 on 34 yeast-16
 # queries, though the 4 the host finishes in 0.06-0.34 ms take 1.2-5x longer); 8 and 32 not
 # measured from the roots
 FUSED_HOST_ROWS = {8: 64, 16: 0, 32: 64}
@@ -108,7 +107,7 @@ FUSED_HOST_ROWS = {8: 64, 16: 0, 32: 64}
 # search of a few thousand partial matches at most on yeast: every level under 256 rows), whose
 # host levels go to SMALL_HOST_ROWS rows, counting the last: the searches the host finishes in
 # 0.06-0.25 ms took ~0.3 ms from the roots on the device (0.876x the time of the rule off on 34
-# yeast-16 queries, gpu/NOTES.md v32)
+# yeast-16 queries)
 SMALL_SPACE = 6
 SMALL_HOST_ROWS = 256
 # ... after the CPU engine's sequential search (failing-set pruning) tried it for this many
@@ -315,7 +314,7 @@ def _fetch(ctl, n_pool, steal, q_ready, q_cap):
     ``h`` is written there (generation ``h + 1``). Claims thus never contend; a ring claimed by
     compare-and-swap on a shared head (every idle warp racing for the same entry) handed out
     about one donation per microsecond: on yeast sparse_16_7 ~12 of 3,700 warps were busy for
-    37 of the DFS's 46 ms while the ring drained (gpu/NOTES.md v27).
+    37 of the DFS's 46 ms while the ring drained.
 
     Termination: a donor adds its donations to the busy counter when it reserves them, so
     the counter stays positive from a reservation until its claimant has finished it. A
@@ -363,7 +362,7 @@ def _grid_barrier(ctl, gen, slot, cell):
     publishes ``gen`` in ``ctl[C_GEN]`` (another 128-byte line, so the waiting threads' polls
     do not queue in front of the arrivals), then each first thread reads ``ctl[slot]`` once
     for its block (``cell``, shared memory): every thread reading it with an atomic (118,000
-    on an H200) took ~85 us a level (v29 call 1). The fences make every write before the
+    on the card) took ~85 us a level. The fences make every write before the
     barrier visible to every read after it."""
     cuda.syncthreads()
     if cuda.threadIdx.x == 0:
@@ -693,8 +692,8 @@ def _make_dfs_kernel(KMAX, W, wide):
         the frontier is narrower than the warps.
 
         Written out, not shared with the level kernel through a device function: sharing one
-        took the fused kernel from 80 to 90 registers on the H200 (6 to 5 resident blocks per
-        SM for 16-level stacks, v29 call 5), and whether that costs time is not measured yet."""
+        took the fused kernel from 80 to 90 registers (6 to 5 resident blocks per SM for
+        16-level stacks), and whether that costs time is not measured yet."""
         Bl = cuda.shared.array(W, int64)
         m = cuda.local.array(KMAX, int32)
         lane = cuda.threadIdx.x & 31
@@ -776,7 +775,7 @@ def _make_fused_kernel(KMAX, W, run, level, regs):
         DFS (Sec. 4.1-4.3) over the last level.
 
         A GPU level launched from the host costs 0.1-0.3 ms of the host's time whatever its
-        size (gpu/NOTES.md v28); here one costs a grid barrier. Level ``i``'s size is
+        size; here one costs a grid barrier. Level ``i``'s size is
         ``ctl[C_LEVELS + i]``; each level's rows start on a fresh 128-byte line of ``buf``,
         after every line read before, so no SM can hold a stale copy of them in its L1 (the
         rows are read with plain loads). Counts go to ``ctl[C_COUNTS + global warp]``; the
@@ -801,7 +800,7 @@ def _make_fused_kernel(KMAX, W, run, level, regs):
         # several); then one grid barrier, after which every block takes their end from
         # ctl[C_NARROW:] and the levels go on over the grid (phase 0). The narrow phase took
         # the KMAX-16 kernel from 80 to 96 registers, with one call of ``level`` as with two
-        # (24 -> 20 resident warps per SM; gpu/NOTES.md v31)
+        # (24 -> 20 resident warps per SM)
         phase = 1 if 0 < n < narrow and L < k - 1 and lv < most else 0
         while True:
             solo = phase == 1
@@ -868,7 +867,7 @@ def _make_fused_kernel(KMAX, W, run, level, regs):
             buf, off, L, n, ctl, q_rows, q_len, q_org, q_ready, q_cap, ctl, C_COUNTS, 0,
             stop_at, out, 0, steal)
         # the block's warp counts summed in shared memory, then two atomics a block: the host
-        # reads the control block alone, not ~8,000 counts (gpu/NOTES.md v31)
+        # reads the control block alone, not ~8,000 counts
         red = cuda.shared.array(2, int64)
         if tid == 0:
             red[0] = 0
@@ -1056,7 +1055,7 @@ class GMatchEngine(faults.Recovery):
 
     # -- helpers --------------------------------------------------------------------------------
     def _budget(self):
-        # the free-memory read (cudaMemGetInfo, ~35 us of an H200's host; a search reads the
+        # the free-memory read (cudaMemGetInfo, ~35 us of the card's host; a search reads the
         # budget 2-3 times) is kept for FREE_TTL s; the override and the configured budget are
         # read each time, so a change to either applies at once
         now = time.perf_counter()
@@ -1120,8 +1119,8 @@ class GMatchEngine(faults.Recovery):
         """One BFS level: frontier rows (n, L) -> feasible rows (n', L+1), or None if too big.
 
         One launch of :func:`_bfs_level_kernel` and one read of the level's size: a level used
-        to be two launches, a prefix sum, a compaction and two host reads (~1 ms on the card,
-        gpu/NOTES.md v10). The output buffer holds every row when ``n`` times the longest local
+        to be two launches, a prefix sum, a compaction and two host reads (~1 ms on the card).
+        The output buffer holds every row when ``n`` times the longest local
         candidate set fits :data:`LEVEL_ROWS` (or ``cap`` rows where given: a size already
         known); a level past it runs again into a buffer of its exact size, or is refused when
         that would take more than a quarter of the budget."""
@@ -1151,7 +1150,7 @@ class GMatchEngine(faults.Recovery):
     def _level_launch(self, dp, blocks, rows, L, n0, ci, cap_in, target, small_from, g, sm,
                       out, cap, k_cnt):
         # rows and out are CuPy arrays: the kept launch marshals them itself (a Numba wrap and
-        # Numba's marshalling cost ~0.1 ms an array, gpu/NOTES.md v28)
+        # Numba's marshalling cost ~0.1 ms an array)
         _sim_reset()
         self._launch("bfs_level", _bfs_level_kernel, blocks, 32 * _LEVEL_WPB, rows, L, n0, ci,
                      cap_in, target, small_from, g, sm, dp.drv_ptr, dp.drv_j, dp.drv_dir,
@@ -1161,7 +1160,7 @@ class GMatchEngine(faults.Recovery):
     def _chain(self, dp, rows, L, m, target, gpu_levels):
         """Up to ``m`` BFS levels from ``rows`` (n, L) launched back to back, their sizes read
         once at the end: a chain saves a synchronisation and the host's steps around it, ~0.1
-        ms a level after the first on an H200 (gpu/NOTES.md v28). A level reads its
+        ms a level after the first on the card. A level reads its
         frontier's size on the device and does nothing where :meth:`_bfs`' loop would have
         stopped before it (see :func:`_bfs_level_kernel`), so the result is that loop's.
         Each level's buffer holds its frontier's buffer times the longest local candidate
@@ -1204,8 +1203,8 @@ class GMatchEngine(faults.Recovery):
 
     def _host_prefix(self, plan, roots, target, count=False, host_rows=None, work_cap=0):
         """The first BFS levels on the host while they stay under ``host_rows`` rows (and
-        ``target``): a GPU level costs 0.1-0.3 ms of the host's time whatever its size
-        (gpu/NOTES.md v28), the CPU engine's expansion ~0.3 us per row on one thread (levels
+        ``target``): a GPU level costs 0.1-0.3 ms of the host's time whatever its size,
+        the CPU engine's expansion ~0.3 us per row on one thread (levels
         of ``cpu.WIDE_ROWS`` rows and more use every host thread).
         Returns host rows, their depth, the levels done and, with ``count``, the number of
         matches when the host counted the last level (else None; ``host_levels``'
@@ -1408,8 +1407,8 @@ class GMatchEngine(faults.Recovery):
         """The fused search's kept buffers, pointers and launch site for ``kern`` (a
         :class:`_FusedSetup`), made again only when the kernel, the buffer's size or a knob
         they depend on changed, or the staged rows outgrow their pinned buffer: looked up piece
-        by piece they were ~25-45 us of a ~0.29 ms device count's host time on an H200's host
-        (kept: 0.80x the time of rebuilt each count, gpu/NOTES.md v38). An entry holds its
+        by piece they were ~25-45 us of a ~0.29 ms device count's host time on the card's host
+        (kept: 0.80x the time of rebuilt each count). An entry holds its
         arrays, so they stay valid while it is kept, whatever :meth:`_buf`, :meth:`_queue` or
         :meth:`_ring_ctl` hand out since."""
         qc = self.queue_capacity if self.steal else 1
@@ -1445,7 +1444,7 @@ class GMatchEngine(faults.Recovery):
         kernel array of all of it); the view is None unless ``view`` (a CuPy slice costs a few
         microseconds of the host's time). Kernels bound these arrays by counts, not shapes, so
         one kernel array -- marshalled once by the kept launches -- serves every launch instead
-        of an allocation, a wrap and a marshalling each (gpu/NOTES.md v24). Valid until the
+        of an allocation, a wrap and a marshalling each. Valid until the
         next call for ``name``: each use reads it back before returning."""
         shape = (shape,) if isinstance(shape, int) else tuple(shape)
         if self._bufs is None:
@@ -1577,7 +1576,7 @@ class GMatchEngine(faults.Recovery):
             if fh is None:
                 fh = FUSED_HOST_ROWS[KMAX]
                 if count:
-                    # unchecked against the budget (a free-memory read: ~8-35 us of an H200's
+                    # unchecked against the budget (a free-memory read: ~8-35 us of the card's
                     # host, more than the probe's own glue) until it goes to the device
                     space = self._space(plan, fit=False)
                     if space is not None and space.val.size <= self.small_space * plan.k:
