@@ -1,7 +1,7 @@
 """``engine="partitioned"``: the data graph cut into parts that fit a device budget (PBE).
 
 Guo et al., *GPU-Accelerated Subgraph Enumeration on Partitioned Graphs* (SIGMOD 2020), with the
-fixes of ``shared/papers/DIGEST-gamma-pbe.md`` (Part B). Every match is found exactly once:
+paper's ambiguities resolved so that every match is found exactly once:
 
 * **inner** matches (every image node in one part) by the inner engine on the sub-plan over the
   part's induced subgraph (plan and CSR arrays sliced, no NetworkX objects; PBE section 3.1);

@@ -1,7 +1,7 @@
 """GAMMA: batch-dynamic subgraph matching on the GPU (the device side of ``IncrementalMatcher``).
 
-Implements GAMMA (Qiu et al., *GPU-Accelerated Batch-Dynamic Subgraph Matching*,
-``shared/papers/gamma-batch-dynamic-gpu.txt``; read with ``DIGEST-gamma-pbe.md``) over node ids:
+Implements GAMMA (Qiu et al., *GPU-Accelerated Batch-Dynamic Subgraph Matching*, ICDE 2024,
+arXiv:2401.17018) over node ids:
 
 * **Dynamic graph (Sec. V-C, GPMA).** :class:`RowPMA` keeps every vertex's sorted adjacency row in
   a segment of one arena with free slots (gaps) at the segment's end; a batch of insertions and

@@ -1,7 +1,7 @@
 """The GENEVA engine: breadth-first parallel vertex matching, one extension kernel per phase.
 
-Implements GENEVA (Lu et al., "Fast GPU-based Subgraph Search Using Parallel Vertex Matching";
-``shared/papers/geneva-parallel-vertex-matching.txt``, digest in ``DIGEST-static.md`` Sec. 2) over
+Implements GENEVA (Lu et al., *Fast GPU-based Subgraph Search Using Parallel Vertex Matching*,
+IEEE TPDS manuscript, 2023) over
 a :class:`~nx_gsm.plan.planner.MatchPlan`:
 
 * **Graph store (Sec. 4).** With edge labels the local candidate sets ``N(v, l)`` are read from an

@@ -1,6 +1,7 @@
 """The gMatch engine: fine-grained, warp-batched DFS on the GPU (Numba CUDA, CuPy arrays).
 
-Implements gMatch (PVLDB 19(8), 2026; ``shared/papers/gmatch-fine-grained-gpu.txt``) over a
+Implements gMatch (*Fine-Grained and Hardware-Efficient Subgraph Matching on GPUs*, PVLDB 19(8),
+2026) over a
 :class:`~nx_gsm.plan.planner.MatchPlan`:
 
 * **Initialisation phase (Sec. 4.3).** A BFS over the first levels of the search tree fills a task
@@ -1704,8 +1705,8 @@ class GMatchEngine(faults.Recovery):
         counted once, at most ``limit``; a :class:`PartialCount` when ``budget`` stopped it.
 
         The rows are the DFS's task pool as given (a CuPy array is used in place): the public
-        entry for a pool another engine built, such as GSI's BFS levels (``DIGEST-static.md``
-        5.3 item 2). Every row must be a feasible partial match, as every engine's levels are.
+        entry for a pool another engine built, such as GSI's BFS levels when the next one
+        would not fit the device. Every row must be a feasible partial match, as every engine's levels are.
 
         ``cut_part`` (int32 part id per data node) keeps only the matches whose pattern pairs
         at depths >= 2 map onto no cut pair smaller than the one of depths 0 and 1 (PBE's

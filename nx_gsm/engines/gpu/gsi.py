@@ -1,7 +1,7 @@
 """The GSI engine: a vertex-at-a-time BFS join on the GPU (GSI, ICDE 2020; SGSI, TKDE 35(11)).
 
-Implements, over a :class:`~nx_gsm.plan.planner.MatchPlan` (``shared/papers/sgsi-scalable-gsi.txt``,
-``DIGEST-static.md`` Sec. 4):
+Implements, over a :class:`~nx_gsm.plan.planner.MatchPlan` (Zeng, Zou, Ozsu, *SGSI - A Scalable
+GPU-friendly Subgraph Isomorphism Algorithm*, IEEE TKDE 35(11), 2023):
 
 * **Filtering (GSI Sec. 3.1).** GSI's N-bit signature is a hashed neighbourhood-label count that
   saturates at 2. The plan's candidates are the source of truth; a small device kernel applies the
@@ -30,7 +30,7 @@ Implements, over a :class:`~nx_gsm.plan.planner.MatchPlan` (``shared/papers/sgsi
   prefix sum; when it (plus the next level's columns) exceeds the budget, the frontier is cut into
   chunks that fit -- rows whose own list is too long are split into list ranges -- and each chunk is
   joined and descended depth-first, so the device never holds more than the budget.
-* **BFS -> DFS switch (DIGEST-static.md 5.3 item 2, ``dfs_switch``).** That same exact bound is
+* **BFS -> DFS switch (``dfs_switch``).** That same exact bound is
   the switch test: where a level would not fit and more than the next level remains, the
   frontier becomes gMatch's task pool (:meth:`GMatchEngine.count_from` / ``iter_from``) instead
   of being chunked; BFS levels run only while they fit.
@@ -790,7 +790,7 @@ class GsiEngine(faults.Recovery):
         return self.dfs_switch and L + 2 <= plan.k <= DFS_KMAX_LIMIT
 
     def _handoff(self, dp, plan, L, base, n, cap, collect, state, budget):
-        """DIGEST-static.md 5.3 item 2: the exact Prealloc bound says the next level does not fit,
+        """The BFS -> DFS switch: the exact Prealloc bound says the next level does not fit,
         so the level-L rows become gmatch's task pool (its warp DFS needs memory per warp, not per
         partial match). The column-wise rows are made row-major on the device ``cap`` rows at a
         time -- at most 4 L bytes a row against the 146 bytes a join slot would take, so each
