@@ -390,13 +390,61 @@ def count_subgraph_isomorphisms(G, H, *, node_match=None, edge_match=None, node_
                   client)
 
 
+def _no_limit(kwargs, fn):
+    # the search already stops at the first match; another limit could only turn a yes into a
+    # no (limit=0), so it is refused rather than silently overridden
+    if "limit" in kwargs:
+        raise TypeError(f"{fn}() takes no 'limit' argument: it stops at the first match")
+    return kwargs
+
+
 def is_subgraph_monomorphic(G, H, **kwargs):
-    """True when some monomorphism of ``H`` into ``G`` exists (stops at the first)."""
+    """True when some monomorphism of ``H`` into ``G`` exists (stops at the first).
+
+    Parameters
+    ----------
+    G, H : graphs
+        As in :func:`subgraph_monomorphisms`.
+    **kwargs
+        The keyword arguments of :func:`count_subgraph_monomorphisms` except ``limit``
+        (TypeError: the search stops at the first match anyway).
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> import networkx as nx, nx_gsm
+    >>> nx_gsm.is_subgraph_monomorphic(nx.cycle_graph(4), nx.path_graph(4))
+    True
+    """
+    kwargs = _no_limit(kwargs, "is_subgraph_monomorphic")
     return count_subgraph_monomorphisms(G, H, limit=1, **kwargs) > 0
 
 
 def is_subgraph_isomorphic(G, H, **kwargs):
-    """True when ``G`` has a node-induced subgraph isomorphic to ``H``."""
+    """True when ``G`` has a node-induced subgraph isomorphic to ``H``.
+
+    Parameters
+    ----------
+    G, H : graphs
+        As in :func:`subgraph_isomorphisms`.
+    **kwargs
+        The keyword arguments of :func:`count_subgraph_isomorphisms` except ``limit``
+        (TypeError: the search stops at the first match anyway).
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> import networkx as nx, nx_gsm
+    >>> nx_gsm.is_subgraph_isomorphic(nx.complete_graph(4), nx.path_graph(3))
+    False
+    """
+    kwargs = _no_limit(kwargs, "is_subgraph_isomorphic")
     return count_subgraph_isomorphisms(G, H, limit=1, **kwargs) > 0
 
 

@@ -204,8 +204,9 @@ def _match(args):
 
     if args.limit is not None and args.limit < 0:
         raise CliError(f"--limit must be non-negative, got {args.limit}")
-    if args.timeout is not None and args.timeout < 0:
-        raise CliError(f"--timeout must be non-negative, got {args.timeout}")
+    # "not >=": NaN fails every comparison, and a NaN deadline would never pass
+    if args.timeout is not None and not args.timeout >= 0:
+        raise CliError(f"--timeout must be a non-negative number of seconds, got {args.timeout}")
     if args.count and args.output:
         raise CliError("--count prints a number; drop --output (or --count to write the matches)")
     kind = _check_output(args.output) or "csv"

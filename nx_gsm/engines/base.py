@@ -7,7 +7,11 @@ fraction of a second wherever it is, and a progress bar can be refreshed.
 
 from __future__ import annotations
 
+import math
+import numbers
 import time
+
+import numpy as np
 
 __all__ = ["Budget", "PartialCount"]
 
@@ -30,7 +34,8 @@ class Budget:
     Parameters
     ----------
     timeout : float or None
-        Seconds from now; None for no deadline.
+        Seconds from now (any real number, NumPy's included); None or ``inf`` for no deadline.
+        NaN and negative values raise ValueError, other types TypeError.
     progress : bool or callable
         True shows a tqdm bar (if tqdm is installed); a callable receives
         ``(found, tasks_done, tasks_total)`` after every slice.
@@ -38,12 +43,24 @@ class Budget:
 
     def __init__(self, timeout=None, progress=False):
         if timeout is not None:
-            if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
+            # numbers.Real takes NumPy's numbers too; bool is an int but never a duration
+            if isinstance(timeout, (bool, np.bool_)) or not isinstance(timeout, numbers.Real):
                 raise TypeError(f"timeout must be a number of seconds or None, got {timeout!r}")
-            if timeout < 0:
-                raise ValueError(f"timeout must be non-negative, got {timeout}")
+            try:
+                timeout = float(timeout)
+            except OverflowError:  # an int past float's range: no deadline this side of time
+                timeout = math.inf
+            # NaN compares False with everything, so a NaN deadline would never pass
+            if math.isnan(timeout) or timeout < 0:
+                raise ValueError(f"timeout must be a non-negative number of seconds, got "
+                                 f"{timeout}")
+            if math.isinf(timeout):
+                timeout = None
+        if not isinstance(progress, (bool, np.bool_)) and not callable(progress):
+            raise TypeError(f"progress must be a bool or a callable, got {progress!r}")
+        progress = progress if callable(progress) else bool(progress)
         self.start = time.monotonic()
-        self.deadline = None if timeout is None else self.start + float(timeout)
+        self.deadline = None if timeout is None else self.start + timeout
         self.partial = False
         self.reason = None
         self._cb = progress if callable(progress) else None

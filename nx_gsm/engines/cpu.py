@@ -19,6 +19,8 @@ so Python streams results lazily and can stop at any ``limit``.
 
 from __future__ import annotations
 
+import numbers
+
 import numba
 import numpy as np
 from numba import njit, prange
@@ -26,8 +28,9 @@ from numba import njit, prange
 from .. import kernel_cache  # noqa: F401  (sets Numba's cache folder before @njit runs)
 from ..plan.space import build_space
 from .base import UNLIMITED, PartialCount
+from .registry import capabilities_of
 
-__all__ = ["CpuEngine"]
+__all__ = ["CpuEngine", "trivial_answer", "trivial_rows"]
 
 _NOT_STARTED = -2
 _DONE = -1
@@ -551,6 +554,33 @@ def _schedule(k, prefixes, busy, starts, states, ms, stks, counts, pool_m, pool_
     return found
 
 
+def trivial_answer(plan, limit):
+    """``(limit, count)`` at an engine's entry: ``limit`` checked (an int >= 0 or None, NumPy
+    integers taken) and the number of matches when no kernel may run, else None.
+
+    No kernel runs on a plan without a match, with ``limit=0``, or on the empty pattern, which
+    has one (empty) mapping as in GraphMatcher (``plan.empty`` says when it has none: an
+    isomorphism into a non-empty graph). The kernels index their per-depth arrays without bounds
+    checks, so a zero-depth plan must never reach them.
+    """
+    if limit is not None:
+        if isinstance(limit, (bool, np.bool_)) or not isinstance(limit, numbers.Integral):
+            raise TypeError(f"limit must be a non-negative int or None, got {limit!r}")
+        limit = int(limit)
+        if limit < 0:
+            raise ValueError(f"limit must be non-negative, got {limit}")
+    if plan.empty or limit == 0:
+        return limit, 0
+    if plan.k == 0:
+        return limit, 1
+    return limit, None
+
+
+def trivial_rows(count):
+    """The rows of a trivial answer (:func:`trivial_answer`): one empty mapping or none."""
+    return np.zeros((count, 0), dtype=np.int32)
+
+
 def plan_arrays(plan):
     """The plan, candidate-space and data-graph arrays as the tuple every kernel here unpacks."""
     G = plan.G
@@ -588,8 +618,9 @@ def count_probe(plan, max_steps):
     """The number of matches of ``plan`` when the sequential search (one thread, failing-set
     pruning) finishes within ``max_steps`` candidates, else None: how a GPU engine counts a
     search too small to be worth a launch."""
-    if plan.empty:
-        return 0
+    _, known = trivial_answer(plan, None)
+    if known is not None:
+        return known
     got, seed = _probe(plan_arrays(plan), plan.k, max_steps)
     return got if seed is None else None
 
@@ -601,10 +632,12 @@ class CpuEngine:
     """
 
     name = "cpu"
+    capabilities = capabilities_of("cpu")
 
     def count(self, plan, limit=None, budget=UNLIMITED):
-        if plan.empty:
-            return 0
+        limit, known = trivial_answer(plan, limit)
+        if known is not None:
+            return known
         if limit is not None:
             # first-k: one resumable search finds any k matches with no wasted work; a parallel
             # split would explore up to (threads x k) before knowing it had enough
@@ -669,7 +702,10 @@ class CpuEngine:
             return PartialCount(total + int(counts.sum()))
 
     def iter_chunks(self, plan, chunk=4096, limit=None, budget=UNLIMITED):
-        if plan.empty:
+        limit, known = trivial_answer(plan, limit)
+        if known is not None:
+            if known:
+                yield trivial_rows(known)
             return
         yield from self._run(plan, limit, True, budget, chunk)
 

@@ -58,7 +58,19 @@ from ..graph import GsmGraph, in_csr
 from ..plan.order import _undirected_neighbours
 from ..plan.planner import reorder
 from .base import UNLIMITED, PartialCount
-from .cpu import _CUR, _HI, _KIND, _STACK_ROWS, _conflict, _consistent, _setup, _value, plan_arrays
+from .cpu import (
+    _CUR,
+    _HI,
+    _KIND,
+    _STACK_ROWS,
+    _conflict,
+    _consistent,
+    _setup,
+    _value,
+    plan_arrays,
+    trivial_answer,
+    trivial_rows,
+)
 
 __all__ = ["PartitionedEngine", "part_bytes", "partition", "edge_orbits", "halo"]
 
@@ -783,9 +795,10 @@ class PartitionedEngine:
 
     # -- engine protocol ------------------------------------------------------------------------
     def count(self, plan, limit=None, budget=UNLIMITED):
-        if plan.empty:
+        limit, known = trivial_answer(plan, limit)
+        if known is not None:
             self.last_stats = None
-            return 0
+            return known
         part = self._prepare(plan)
         st = self.last_stats
         if part is None:
@@ -822,8 +835,11 @@ class PartitionedEngine:
         return total if limit is None else min(total, limit)
 
     def iter_chunks(self, plan, chunk=4096, limit=None, budget=UNLIMITED):
-        if plan.empty:
+        limit, known = trivial_answer(plan, limit)
+        if known is not None:
             self.last_stats = None
+            if known:
+                yield trivial_rows(known)
             return
         part = self._prepare(plan)
         if part is None:
