@@ -543,14 +543,17 @@ class PartitionedEngine:
         engine runs on a GPU, else the CPU), ``"gpu"`` (gmatch whatever the inner engine) or
         ``"cpu"``.
 
-    ``last_stats`` (dict) describes the last run: ``parts``, ``cut_pairs``, ``inner``/``cross``
-    counts, ``groups`` (orbits searched), ``seeds``, ``routed`` (why it ran unpartitioned, or
-    None), ``cross_on`` (``"gpu"`` or ``"cpu"``, with the reason after a colon),
-    ``halo_nodes`` (the GPU cross search's subgraph, or None) and seconds ``partition_s``,
-    ``inner_s``, ``cross_s``, ``cross_transfer_s`` (the GPU cross search's uploads, part of
-    ``cross_s``) and, with a GPU inner engine, ``transfer_s`` (its uploads, part of
-    ``inner_s``), ``overlap_s`` (upload time hidden behind the previous part's search; None
-    without CuPy) and ``prefetched`` (parts uploaded that way).
+    Attributes
+    ----------
+    last_stats : dict or None
+        The last run: ``parts``, ``cut_pairs``, ``inner``/``cross`` counts, ``groups`` (orbits
+        searched), ``seeds``, ``routed`` (why it ran unpartitioned, or None), ``cross_on``
+        (``"gpu"`` or ``"cpu"``, with the reason after a colon), ``halo_nodes`` (the GPU cross
+        search's subgraph, or None) and seconds ``partition_s``, ``inner_s``, ``cross_s``,
+        ``cross_transfer_s`` (the GPU cross search's uploads, part of ``cross_s``) and, with a
+        GPU inner engine, ``transfer_s`` (its uploads, part of ``inner_s``), ``overlap_s``
+        (upload time hidden behind the previous part's search; None without CuPy) and
+        ``prefetched`` (parts uploaded that way).
 
     Examples
     --------
