@@ -18,6 +18,8 @@ import argparse
 import json
 import sys
 
+from nx_gsm.interop.atomic import atomic_open
+
 from .report import markdown, summarize
 from .suites import PATTERNS, build_suite, suite_names
 from .tools import DEFAULT_ENGINES, DEFAULT_PEERS, PEERS, resolve_tool
@@ -119,7 +121,7 @@ def main(argv=None):
         record["summary"] = summarize(record)
         text = markdown(record, per_query=not args.no_per_query)
         if args.markdown:
-            with open(args.markdown, "w", encoding="utf-8") as fh:
+            with atomic_open(args.markdown, "w", encoding="utf-8") as fh:
                 fh.write(text + "\n")
         else:
             print(text)
@@ -140,7 +142,7 @@ def main(argv=None):
                  progress=not args.no_progress, argv=sys.argv if argv is None else argv)
     text = markdown(record, per_query=not args.no_per_query)
     if args.markdown:
-        with open(args.markdown, "w", encoding="utf-8") as fh:
+        with atomic_open(args.markdown, "w", encoding="utf-8") as fh:
             fh.write(markdown(record) + "\n")
     print(text)
     if record["mismatches"]:

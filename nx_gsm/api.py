@@ -517,7 +517,10 @@ def find_subgraph_isomorphisms(G, H, **kwargs):
 def match_frames(G, H, *, induced=False, rows_per_frame=1_000_000, **kwargs):
     """Stream all mappings as pandas DataFrames of at most ``rows_per_frame`` rows.
 
-    One column per pattern node (H's node order), holding original G node keys. Memory stays
+    One column per pattern node (H's node order), holding original G node keys (int64 columns
+    when every key is an int within int64's range, else object columns of the keys themselves;
+    the empty pattern yields one frame of one row and no columns: GraphMatcher's one empty
+    mapping). Memory stays
     bounded by one frame (about ``rows_per_frame x |H| x 16`` bytes) however many matches
     there are, so outputs past 2**31 rows are fine. Accepts the keyword arguments of
     :func:`subgraph_monomorphisms` (``limit``, ``timeout``, labels, ``engine``...).
@@ -539,6 +542,10 @@ def match_frames(G, H, *, induced=False, rows_per_frame=1_000_000, **kwargs):
     budget = Budget(kwargs.pop("timeout", None), kwargs.pop("progress", False))
     plan, g, h = prepare(G, H, "induced" if induced else "mono", fn_name="match_frames", **kwargs)
     if plan.k == 0:
+        # GraphMatcher's one empty mapping: one frame of one row and no columns
+        if limit != 0 and not plan.empty:
+            yield frame_from_rows(np.zeros((1, 0), dtype=np.int32), g.node_keys, h.node_keys)
+        budget.close()
         return
     inv = np.empty(plan.k, dtype=np.int64)
     inv[plan.order] = np.arange(plan.k)

@@ -30,6 +30,8 @@ import math
 import os
 import re
 
+from .interop.atomic import atomic_open, atomic_path
+
 __all__ = ["load_record", "render_report", "plot_records"]
 
 SCHEMA_PREFIX = "nx-gsm-bench/"
@@ -141,6 +143,12 @@ def format_ratio(x):
 
 
 # -- figures ----------------------------------------------------------------------------------
+def _save(fig, path):
+    # beside the target, then renamed: a failed run leaves an existing figure as it was
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=110)
+
+
 def _pyplot():
     try:
         import matplotlib
@@ -210,7 +218,7 @@ def _scatter(plt, data, engine, out_dir):
                  fontsize=10)
     fig.tight_layout(rect=(0, 0.06, 1, 0.95))
     path = os.path.join(out_dir, f"scatter-{_safe(engine)}.png")
-    fig.savefig(path, dpi=110)
+    _save(fig, path)
     plt.close(fig)
     return path
 
@@ -248,7 +256,7 @@ def _speedups(plt, data, engine, out_dir):
         ax.legend(fontsize=8)
     fig.tight_layout()
     path = os.path.join(out_dir, f"speedup-{_safe(engine)}.png")
-    fig.savefig(path, dpi=110)
+    _save(fig, path)
     plt.close(fig)
     return path
 
@@ -279,7 +287,7 @@ def _memory(plt, data, out_dir):
     ax.grid(True, axis="y", alpha=0.3)
     fig.tight_layout()
     path = os.path.join(out_dir, "memory.png")
-    fig.savefig(path, dpi=110)
+    _save(fig, path)
     plt.close(fig)
     return path, key
 
@@ -394,6 +402,6 @@ def render_report(records, out_dir, *, names=None, markdown_path=None, title=Non
             L.append(text)
             L.append("")
     os.makedirs(md_dir, exist_ok=True)
-    with open(md_path, "w", encoding="utf-8") as fh:
+    with atomic_open(md_path, "w", encoding="utf-8") as fh:
         fh.write("\n".join(L).rstrip() + "\n")
     return md_path

@@ -28,6 +28,8 @@ import sys
 import time
 from pathlib import Path
 
+from .interop.atomic import AtomicFile
+
 EXIT_OK = 0
 EXIT_FAIL = 1
 EXIT_ERROR = 2
@@ -141,8 +143,11 @@ class _Rows:
     """Writes one row per match: the data node each pattern node maps to.
 
     Parquet is written in row groups of ``_PARQUET_ROWS`` rows, so memory stays bounded however
-    many matches there are; its columns are int64 when every data node key is an int, else
-    strings.
+    many matches there are; its columns are int64 when every data node key is an int within
+    int64's range, else strings. A file is written beside ``path`` and renamed over it by
+    ``close(ok=True)`` only (:mod:`nx_gsm.interop.atomic`): a failed run leaves an existing file
+    as it was. The empty pattern has one empty mapping: an empty CSV line under an empty header,
+    or ``{}`` in JSON lines (Parquet cannot store rows without columns: refused up front).
     """
 
     _PARQUET_ROWS = 1 << 16
@@ -151,20 +156,31 @@ class _Rows:
         self.kind, self.path, self.hnodes = kind, path, hnodes
         self.n = 0
         self.fh = None
-        if kind == "parquet":
+        self.out = AtomicFile(path) if path else None
+        try:
+            self._open(G)
+        except BaseException:
+            if self.out is not None:
+                self.out.discard()
+            raise
+
+    def _open(self, G):
+        target = self.out.tmp if self.out else None
+        if self.kind == "parquet":
             import pyarrow as pa
             import pyarrow.parquet as pq
 
-            self.int_keys = all(type(v) is int for v in G)
+            lo, hi = -(1 << 63), (1 << 63) - 1
+            self.int_keys = all(type(v) is int and lo <= v <= hi for v in G)
             typ = pa.int64() if self.int_keys else pa.string()
-            self.schema = pa.schema([(str(h), typ) for h in hnodes])
-            self.writer = pq.ParquetWriter(path, self.schema)
-            self.cols = [[] for _ in hnodes]
+            self.schema = pa.schema([(str(h), typ) for h in self.hnodes])
+            self.writer = pq.ParquetWriter(target, self.schema)
+            self.cols = [[] for _ in self.hnodes]
             return
-        self.fh = open(path, "w", newline="", encoding="utf-8") if path else sys.stdout
-        if kind != "jsonl":
+        self.fh = open(target, "w", newline="", encoding="utf-8") if target else sys.stdout
+        if self.kind != "jsonl":
             self.w = csv.writer(self.fh, lineterminator="\n")
-            self.w.writerow(hnodes)
+            self.w.writerow(self.hnodes)
             self.fh.flush()  # the header is out before the search starts
 
     def add(self, m):
@@ -189,14 +205,25 @@ class _Rows:
                 schema=self.schema))
             self.cols = [[] for _ in self.hnodes]
 
-    def close(self):
-        if self.kind == "parquet":
-            self._flush()
-            self.writer.close()
-        elif self.fh is not None:
-            self.fh.flush()
-            if self.fh is not sys.stdout:
-                self.fh.close()
+    def close(self, ok=True):
+        """Finish the file; with ``ok`` it replaces the target, else the target is untouched."""
+        try:
+            if self.kind == "parquet":
+                if ok:
+                    self._flush()
+                self.writer.close()
+            elif self.fh is not None:
+                self.fh.flush()
+                if self.fh is not sys.stdout:
+                    self.fh.close()
+        except BaseException:
+            ok = False
+            raise
+        finally:
+            if self.out is not None and ok:
+                self.out.commit()
+            elif self.out is not None:
+                self.out.discard()
 
 
 def _match(args):
@@ -225,15 +252,21 @@ def _match(args):
         return EXIT_OK
     fn = api.subgraph_isomorphisms if args.induced else api.subgraph_monomorphisms
     it = fn(G, H, **kw)
+    if kind == "parquet" and len(H) == 0:
+        raise CliError("--output .parquet cannot store the empty pattern's one empty mapping "
+                       "(a Parquet table without columns has no rows); use .csv or .jsonl")
     rows = _Rows(kind, args.output, list(H), G)
     reason = None
     try:
         for m in it:
             rows.add(m)
     except KeyboardInterrupt:
+        # a partial result (stderr says so) is kept, as a timeout's is
         reason = "interrupted"
-    finally:
-        rows.close()
+    except BaseException:
+        rows.close(ok=False)
+        raise
+    rows.close()
     reason = reason or (it.reason if it.partial else None)
     if args.output:
         print(f"wrote {rows.n} matches to {args.output}", file=sys.stderr)

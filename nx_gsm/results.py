@@ -8,20 +8,30 @@ __all__ = ["MatchSet", "frame_from_rows"]
 
 
 def _key_array(g_keys):
-    arr = np.empty(len(g_keys), dtype=object)
-    arr[:] = g_keys
+    """The G node keys as an array: int64 when every key is an int that fits, else objects
+    (the keys themselves: big ints, tuples, strings...)."""
     # integer keys 0..n-1 (the common case) stay integer columns
     if all(type(k) is int for k in g_keys[:64]) and all(type(k) is int for k in g_keys):
-        return np.asarray(g_keys, dtype=np.int64)
+        try:
+            return np.asarray(g_keys, dtype=np.int64)
+        except OverflowError:  # an int past int64 (2**70): exact only as a Python int
+            pass
+    arr = np.empty(len(g_keys), dtype=object)
+    arr[:] = g_keys
     return arr
 
 
 def frame_from_rows(rows, g_keys, h_keys, key_array=None):
-    """pandas DataFrame of original G keys from an id array (columns = pattern nodes)."""
+    """pandas DataFrame of original G keys from an id array (columns = pattern nodes).
+
+    The index counts the rows, so the empty pattern's one empty mapping is one row without
+    columns, as every other result form counts it.
+    """
     import pandas as pd
 
     keys = _key_array(g_keys) if key_array is None else key_array
-    return pd.DataFrame({h: keys[rows[:, i]] for i, h in enumerate(h_keys)}, columns=list(h_keys))
+    return pd.DataFrame({h: keys[rows[:, i]] for i, h in enumerate(h_keys)}, columns=list(h_keys),
+                        index=pd.RangeIndex(rows.shape[0]))
 
 
 class MatchSet:

@@ -191,3 +191,238 @@ def test_engine_objects_check_limit(bad, exc):
             eng.count(plan, bad)
         with pytest.raises(exc, match="limit"):
             list(eng.iter_chunks(plan, limit=bad))
+
+
+# -- finding 6: outputs -------------------------------------------------------------------------
+def _mapping_set(ms):
+    return {frozenset(m.items()) for m in ms}
+
+
+def test_keys_past_int64_in_every_array_form():
+    big = {0: 2**70, 1: 2**70 + 1, 2: -(2**70), 3: 5}
+    G = nx.relabel_nodes(nx.cycle_graph(4), big)
+    H = nx.path_graph(3)
+    want = _mapping_set(_vf2(G, H))
+    ms = nx_gsm.find_subgraph_monomorphisms(G, H)
+    assert _mapping_set(ms) == want
+    hk = ms.pattern_nodes
+    df = ms.to_pandas()
+    assert {frozenset(zip(r, hk)) for r in df.itertuples(index=False)} == want
+    arr = ms.to_numpy(keys=True)
+    assert arr.dtype == object
+    assert {frozenset(zip(r, hk)) for r in arr.tolist()} == want
+    frames = list(nx_gsm.match_frames(G, H, rows_per_frame=5))
+    got = {frozenset(zip(r, hk)) for f in frames for r in f.itertuples(index=False)}
+    assert got == want and sum(len(f) for f in frames) == len(want)
+    assert all(type(x) is int for f in frames for x in f.to_numpy().ravel())
+    # keys that fit stay an int64 column
+    small = nx_gsm.find_subgraph_monomorphisms(nx.cycle_graph(4), H)
+    assert small.to_numpy(keys=True).dtype == np.int64
+
+
+@pytest.mark.parametrize("G", [nx.path_graph(3), nx.Graph(), nx.DiGraph([(0, 1)])])
+@pytest.mark.parametrize("induced", [False, True])
+def test_empty_pattern_is_one_empty_mapping_in_every_form(G, induced):
+    H = G.__class__()
+    want = _vf2(G, H, induced)
+    assert want == [{}]
+    count = nx_gsm.count_subgraph_isomorphisms if induced else nx_gsm.count_subgraph_monomorphisms
+    it = nx_gsm.subgraph_isomorphisms if induced else nx_gsm.subgraph_monomorphisms
+    find = nx_gsm.find_subgraph_isomorphisms if induced else nx_gsm.find_subgraph_monomorphisms
+    assert count(G, H) == 1 and count(G, H, limit=0) == 0
+    assert list(it(G, H)) == want and list(it(G, H, limit=0)) == []
+    ms = find(G, H)
+    assert list(ms) == want and ms.count == 1
+    assert ms.to_numpy().shape == (1, 0) and ms.to_numpy(keys=True).shape == (1, 0)
+    assert ms.to_pandas().shape == (1, 0)
+    assert [f.shape for f in ms.iter_pandas()] == [(1, 0)]
+    frames = list(nx_gsm.match_frames(G, H, induced=induced))
+    assert [f.shape for f in frames] == [(1, 0)]
+    assert list(nx_gsm.match_frames(G, H, induced=induced, limit=0)) == []
+
+
+def test_empty_pattern_isomorphism_needs_an_empty_graph():
+    for G in (nx.Graph(), nx.path_graph(2)):
+        want = [dict(m) for m in GraphMatcher(G, nx.Graph()).isomorphisms_iter()]
+        assert list(nx_gsm.isomorphisms(G, nx.Graph())) == want
+
+
+def _cli(argv, capsys):
+    from nx_gsm.cli import main
+
+    rc = main([str(a) for a in argv])
+    return rc, capsys.readouterr()
+
+
+def test_cli_empty_pattern_outputs(capsys, tmp_path):
+    import csv as csvmod
+
+    from nx_gsm.cli import EXIT_ERROR, EXIT_OK
+
+    g = tmp_path / "g.edgelist"
+    g.write_text("0 1\n1 2\n")
+    h = tmp_path / "h.edgelist"
+    h.write_text("")
+    want = len(_vf2(nx.path_graph(3), nx.Graph()))
+    rc, _ = _cli(["match", g, h, "--output", tmp_path / "o.jsonl"], capsys)
+    assert rc == EXIT_OK
+    lines = (tmp_path / "o.jsonl").read_text().splitlines()
+    assert [json.loads(x) for x in lines] == [{}] * want
+    rc, _ = _cli(["match", g, h, "--output", tmp_path / "o.csv"], capsys)
+    assert rc == EXIT_OK
+    with open(tmp_path / "o.csv", newline="") as fh:
+        rows = list(csvmod.reader(fh))
+    assert rows == [[]] + [[]] * want  # an empty header, then one empty row per mapping
+    rc, out = _cli(["match", g, h, "--count"], capsys)
+    assert rc == EXIT_OK and out.out.strip() == str(want)
+    # Parquet has no zero-column rows: refused before any file is touched
+    pq_path = tmp_path / "o.parquet"
+    pq_path.write_bytes(b"keep me")
+    rc, out = _cli(["match", g, h, "--output", pq_path], capsys)
+    assert rc == EXIT_ERROR and "empty pattern" in out.err
+    assert pq_path.read_bytes() == b"keep me"
+
+
+def _no_temp_files(folder):
+    return [p.name for p in folder.iterdir() if ".tmp" in p.name] == []
+
+
+@pytest.mark.parametrize("ext", ["csv", "jsonl", "parquet"])
+def test_cli_failed_run_leaves_the_output_file_unchanged(capsys, tmp_path, monkeypatch, ext):
+    from nx_gsm import api
+    from nx_gsm.cli import EXIT_ERROR
+
+    g = tmp_path / "g.edgelist"
+    g.write_text("0 1\n1 2\n")
+    out = tmp_path / f"o.{ext}"
+    old = b"\x00previous results\xff" * 100
+    out.write_bytes(old)
+
+    def failing(*args, **kwargs):
+        yield {0: 0, 1: 1}
+        raise RuntimeError("search failed half way")
+
+    h = tmp_path / "h.edgelist"
+    h.write_text("0 1\n")
+    monkeypatch.setattr(api, "subgraph_monomorphisms", failing)
+    rc, res = _cli(["match", g, h, "--output", out], capsys)
+    assert rc == EXIT_ERROR and "half way" in res.err
+    assert out.read_bytes() == old
+    assert _no_temp_files(tmp_path)
+
+
+@pytest.mark.parametrize("ext", ["csv", "jsonl", "parquet"])
+def test_cli_output_of_keys_past_int64(capsys, tmp_path, ext):
+    from nx_gsm.cli import EXIT_OK
+
+    g = tmp_path / "g.edgelist"
+    a, b, c = 2**70, 2**70 + 1, 7
+    g.write_text(f"{a} {b}\n{b} {c}\n")
+    h = tmp_path / "h.edgelist"
+    h.write_text("0 1\n")
+    out = tmp_path / f"o.{ext}"
+    out.write_bytes(b"old")
+    rc, res = _cli(["match", g, h, "--output", out], capsys)
+    assert rc == EXIT_OK, res.err
+    G = nx.Graph([(a, b), (b, c)])
+    want = {(m_inv[0], m_inv[1]) for m in _vf2(G, nx.path_graph(2))
+            for m_inv in [{v: k for k, v in m.items()}]}
+    if ext == "parquet":
+        import pandas as pd
+
+        df = pd.read_parquet(out)
+        got = {(int(x), int(y)) for x, y in zip(df["0"], df["1"])}  # strings past int64
+    elif ext == "csv":
+        import csv as csvmod
+
+        with open(out, newline="") as fh:
+            rows = list(csvmod.reader(fh))[1:]
+        got = {(int(x), int(y)) for x, y in rows}
+    else:
+        got = {(d["0"], d["1"]) for d in map(json.loads, out.read_text().splitlines())}
+    assert got == want
+    assert _no_temp_files(tmp_path)
+
+
+def test_write_graph_failure_leaves_the_file_unchanged(tmp_path):
+    path = tmp_path / "g.graph"
+    old = b"t 1 0\nv 0 7 0\n"
+    path.write_bytes(old)
+    G = nx.path_graph(3)
+    G.nodes[2]["label"] = "\ud800"  # a lone surrogate: UTF-8 cannot encode it, mid-file
+    with pytest.raises(UnicodeEncodeError):
+        nx_gsm.write_graph(G, path)
+    assert path.read_bytes() == old
+    assert _no_temp_files(tmp_path)
+    nx_gsm.write_graph(nx.path_graph(3), path)
+    assert nx.utils.graphs_equal(nx_gsm.read_graph(path), nx_gsm.read_graph(path))
+    assert sorted(nx_gsm.read_graph(path).edges) == [(0, 1), (1, 2)]
+
+
+def test_atomic_writer_keeps_mode_and_follows_links(tmp_path):
+    from nx_gsm.interop.atomic import atomic_open
+
+    target = tmp_path / "t.txt"
+    target.write_text("old")
+    os.chmod(target, 0o640)
+    link = tmp_path / "link.txt"
+    link.symlink_to(target)
+    with atomic_open(link, encoding="utf-8") as fh:
+        fh.write("new")
+    assert link.is_symlink() and target.read_text() == "new"
+    assert os.stat(target).st_mode & 0o777 == 0o640
+    assert _no_temp_files(tmp_path)
+
+
+def test_report_figure_writer_failure_leaves_the_figure_unchanged(tmp_path):
+    from nx_gsm import benchreport
+
+    path = tmp_path / "scatter.png"
+    path.write_bytes(b"old figure")
+
+    class FailingFigure:
+        def savefig(self, p, dpi=None):
+            with open(p, "wb") as fh:
+                fh.write(b"half a PNG")
+            raise OSError("disk full")
+
+    with pytest.raises(OSError, match="disk full"):
+        benchreport._save(FailingFigure(), str(path))
+    assert path.read_bytes() == b"old figure"
+    assert _no_temp_files(tmp_path)
+
+
+def test_report_markdown_failure_leaves_the_file_unchanged(capsys, tmp_path):
+    pytest.importorskip("matplotlib")
+    from test_cli import synthetic_record
+
+    from nx_gsm.cli import EXIT_ERROR, EXIT_OK
+
+    rec = tmp_path / "rec.json"
+    rec.write_text(json.dumps(synthetic_record()))
+    out = tmp_path / "rep"
+    out.mkdir()
+    md = out / "report.md"
+    md.write_bytes(b"old report")
+    rc, res = _cli(["report", rec, "--out", out, "--title", "\ud800"], capsys)
+    assert rc == EXIT_ERROR, res.err
+    assert md.read_bytes() == b"old report"
+    assert _no_temp_files(out)
+    rc, res = _cli(["report", rec, "--out", out], capsys)
+    assert rc == EXIT_OK and md.read_text().startswith("# nx-gsm benchmark report")
+
+
+def test_harness_markdown_failure_leaves_the_file_unchanged(tmp_path, monkeypatch):
+    from test_cli import synthetic_record
+
+    from benchmarks import cli as bcli
+
+    rec = tmp_path / "rec.json"
+    rec.write_text(json.dumps(synthetic_record()))
+    md = tmp_path / "harness.md"
+    md.write_bytes(b"old harness report")
+    monkeypatch.setattr(bcli, "markdown", lambda *a, **k: "# report\n\ud800")
+    with pytest.raises(UnicodeEncodeError):
+        bcli.main(["report", str(rec), "--markdown", str(md)])
+    assert md.read_bytes() == b"old harness report"
+    assert _no_temp_files(tmp_path)

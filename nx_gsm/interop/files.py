@@ -19,6 +19,8 @@ import os
 
 import networkx as nx
 
+from .atomic import atomic_open
+
 __all__ = ["read_graph", "write_graph", "GraphFormatError"]
 
 
@@ -129,11 +131,31 @@ def read_graph(path, *, edge_labels=True, directed=False):
 
 
 def write_graph(G, path, *, label="label"):
-    """Write a graph with nodes ``0..N-1`` in the ``t/v/e`` format (labels from ``label``)."""
+    """Write a graph with nodes ``0..N-1`` in the ``t/v/e`` format (labels from ``label``).
+
+    The file is written beside ``path`` and renamed over it once complete, so an error leaves an
+    existing file as it was (:mod:`nx_gsm.interop.atomic`).
+
+    Parameters
+    ----------
+    G : networkx.Graph or networkx.DiGraph
+        Nodes ``0..N-1``.
+    path : str or path-like
+    label : str
+        Node and edge attribute written as the label (a node without it gets ``0``).
+
+    Examples
+    --------
+    >>> import os, tempfile, networkx as nx, nx_gsm
+    >>> path = os.path.join(tempfile.mkdtemp(), "p.graph")
+    >>> nx_gsm.write_graph(nx.path_graph(3), path)
+    >>> nx_gsm.read_graph(path).number_of_edges()
+    2
+    """
     n = G.number_of_nodes()
     if set(G) != set(range(n)):
         raise nx.NetworkXError("write_graph needs nodes labelled 0..N-1")
-    with open(path, "w", encoding="utf-8") as fh:
+    with atomic_open(path, "w", encoding="utf-8") as fh:
         fh.write(f"t {n} {G.number_of_edges()}\n")
         for v in range(n):
             fh.write(f"v {v} {G.nodes[v].get(label, 0)} {G.degree(v)}\n")
