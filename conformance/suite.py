@@ -29,10 +29,10 @@ SLOW_CASE_S = 1.0
 
 def engine_unavailable(engine):
     """None if ``engine`` can run here, else the reason (unknown name, no GPU, ...)."""
-    from nx_gsm.engines import ENGINE_NAMES, available_engines
+    from nx_gsm.engines import NAMES, available_engines
 
-    if engine not in ENGINE_NAMES:
-        return f"unknown engine {engine!r}; choose one of {', '.join(ENGINE_NAMES)}"
+    if engine not in NAMES:
+        return f"unknown engine {engine!r}; choose one of {', '.join(NAMES)}"
     if engine == "auto":
         return None
     return available_engines().get(engine)

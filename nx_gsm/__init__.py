@@ -40,6 +40,12 @@ _LAZY = {
     "demo_queries": "nx_gsm.data",
     "MatchSet": "nx_gsm.results",
     "IncrementalMatcher": "nx_gsm.incremental",
+    "resolve_engine": "nx_gsm.engines.registry",
+    "get_engine": "nx_gsm.engines.registry",
+    "available_engines": "nx_gsm.engines.registry",
+    "Capabilities": "nx_gsm.engines.base",
+    "CpuEngine": "nx_gsm.engines.cpu",
+    "PartitionedEngine": "nx_gsm.engines.partitioned",
 }
 
 __all__ = sorted(_LAZY)

@@ -19,6 +19,10 @@ FUNCTIONS = (
     "vf2pp_all_monomorphisms",
 )
 
+# Keyword-only parameters every dispatched function accepts beyond NetworkX's own, with their
+# defaults: ``nx.vf2pp_all_monomorphisms(G, H, backend="gsm", engine="cpu")``.
+EXTRA_PARAMETERS = {"engine": None}
+
 DEFAULT_CONFIG = {
     # "auto" lets the planner choose; "cpu" forces the CPU engine (GPU engines where installed).
     "engine": "auto",
@@ -44,7 +48,11 @@ def get_info():
                     "where CUDA is present). Same mappings as NetworkX."
                 ),
                 "additional_parameters": {
-                    'engine : str, default "auto"': "Engine name: auto, cpu, or a GPU engine.",
+                    "engine : str or engine object, optional": (
+                        "Engine name (auto, cpu, partitioned, gmatch, gsi, geneva) or an engine "
+                        "object such as nx_gsm.PartitionedEngine(inner='cpu', parts=4); "
+                        "default: nx.config.backends.gsm.engine."
+                    ),
                 },
             }
             for name in FUNCTIONS

@@ -514,14 +514,14 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _graph_options(p):
-    from .engines import ENGINE_NAMES
+    from .engines import NAMES
     from .interop.formats import FORMATS
 
     p.add_argument("data", help="data graph file (the big graph)")
     p.add_argument("pattern", help="pattern graph file (the small graph)")
     p.add_argument("--induced", action="store_true",
                    help="node-induced subgraph isomorphism (default: monomorphism, non-induced)")
-    p.add_argument("--engine", default="auto", choices=ENGINE_NAMES,
+    p.add_argument("--engine", default="auto", choices=NAMES,
                    help="engine (default auto: the planner's choice)")
     p.add_argument("--label", metavar="ATTR", default=None,
                    help="node attribute that must be equal (every node must have it)")
@@ -544,7 +544,7 @@ def _graph_options(p):
 
 
 def _parser():
-    from .engines import ENGINE_NAMES
+    from .engines import NAMES
 
     p = _Parser(prog="nx-gsm", description="Subgraph isomorphism and monomorphism on GPUs and "
                 "CPUs (NetworkX semantics).", epilog="Exit status: 0 ok; 1 demo/bench found a "
@@ -553,7 +553,7 @@ def _parser():
                            parser_class=_Parser)
 
     d = sub.add_parser("demo", help="match bundled yeast queries and check the published counts")
-    d.add_argument("--engine", default="auto", choices=ENGINE_NAMES,
+    d.add_argument("--engine", default="auto", choices=NAMES,
                    help="engine (default auto: the planner's choice)")
 
     m = sub.add_parser("match", help="find or count embeddings of PATTERN in DATA",

@@ -4,9 +4,9 @@ The search space is split by the root: the candidates of the first pattern node 
 (``plan.order[0]``) are dealt round-robin into tasks, and task ``i`` runs the plan with its root
 restricted to its share (:func:`root_plan`). Every match has exactly one root image, so the shares
 partition the matches and the total is the exact sum of the task results. Counts on engines that
-start from partial matches (``PREFIX_ENGINES``), and finds on gmatch, split one level deeper, by
-the depth-2 partial matches (:func:`split_prefixes`), so a hub root's subtree spreads over
-several tasks.
+start from partial matches (``capabilities.prefix_tasks``), and finds on those that run prefixes
+in parallel (``prefix_finds``), split one level deeper, by the depth-2 partial matches
+(:func:`split_prefixes`), so a hub root's subtree spreads over several tasks.
 
 Failures cannot double count: a task's result is read only from its *finished* future, once per
 task. A task that raised is re-run up to ``retries`` times (Dask's retries); a task whose worker
@@ -29,6 +29,7 @@ import uuid
 import numpy as np
 
 from .engines.base import PartialCount
+from .engines.registry import capabilities_of, resolve_engine
 from .plan.planner import reorder
 
 __all__ = ["count_plan", "find_plan", "root_plan", "split_roots", "split_prefixes",
@@ -38,12 +39,6 @@ __all__ = ["count_plan", "find_plan", "root_plan", "split_roots", "split_prefixe
 # tasks per worker thread: small enough per task to balance skewed roots, few enough to keep
 # the scheduler's per-task overhead (about a millisecond) negligible
 TASKS_PER_THREAD = 4
-# engines that start from given partial matches (``count_from``/``iter_from``; auto through its
-# GPU engine or, without one, the CPU engine): their tasks split by depth-2 prefixes
-PREFIX_ENGINES = ("auto", "cpu", "gmatch")
-# ... and for finding: the CPU engine walks given prefixes one after another (its parallel
-# collection starts from the roots), so only gmatch's finds split by prefixes
-FIND_PREFIX_ENGINES = ("gmatch",)
 
 
 def split_roots(plan, tasks):
@@ -70,7 +65,7 @@ def split_prefixes(plan, tasks):
     """The depth-2 partial matches (root image, next image) dealt round-robin into at most
     ``tasks`` non-empty ``(n, 2)`` int32 arrays, or None for patterns of fewer than 3 nodes.
 
-    Tasks on ``PREFIX_ENGINES`` use these rather than roots: on skewed graphs one hub root can
+    Tasks on engines with prefix tasks use these rather than roots: on skewed graphs one hub root can
     hold most of the search (human dense_8_11 on two H200s: 128 root shares ran 1.03x faster
     than one GPU), while its subtree spreads over its neighbours here. Every match has one such
     prefix, so the shares still partition the matches.
@@ -83,10 +78,27 @@ def split_prefixes(plan, tasks):
     return _deal(_expand(plan_arrays(plan), np.ascontiguousarray(roots[:, None])), tasks)
 
 
+def _by_prefixes(engine, finding):
+    """Whether tasks split by depth-2 prefixes (:func:`split_prefixes`) rather than roots: the
+    engine runs prefix tasks (:class:`~nx_gsm.engines.base.PrefixEngine`) and, for finds, runs
+    a task's prefixes in parallel (the CPU engine walks them one after another, while its
+    enumeration from roots is parallel). ``"auto"`` resolves on each worker, to the CPU engine
+    or a GPU engine with prefix tasks, so its counts split by prefixes and its finds by roots."""
+    if isinstance(engine, str):
+        if engine == "auto":
+            return not finding
+        caps = capabilities_of(engine)
+    else:
+        caps = engine.capabilities
+    return caps.prefix_finds if finding else caps.prefix_tasks
+
+
 def _from_engine(engine):
-    """The engine that starts from partial matches: the named one, or auto's GPU engine."""
-    eng = _engine(engine)
-    return eng if hasattr(eng, "count_from") else eng.gpu
+    """The engine, which must run prefix tasks."""
+    eng = resolve_engine(engine)
+    if not eng.capabilities.prefix_tasks:
+        raise ValueError(f"engine {eng.name!r} does not start from partial matches")
+    return eng
 
 
 def count_prefixes(plan, rows, engine="auto"):
@@ -110,20 +122,14 @@ def root_plan(plan, roots):
     return reorder(plan, plan.order, cand=cand)
 
 
-def _engine(engine):
-    from .engines import get_engine
-
-    return get_engine(engine)
-
-
 def count_share(plan, roots, engine="auto"):
     """One task: the number of matches whose root image is in ``roots`` (exact int)."""
-    return int(_engine(engine).count(root_plan(plan, roots)))
+    return int(resolve_engine(engine).count(root_plan(plan, roots)))
 
 
 def find_share(plan, roots, engine="auto"):
     """One task: the matches whose root image is in ``roots``, rows in ``plan.order``."""
-    chunks = list(_engine(engine).iter_chunks(root_plan(plan, roots)))
+    chunks = list(resolve_engine(engine).iter_chunks(root_plan(plan, roots)))
     return np.concatenate(chunks) if chunks else np.zeros((0, plan.k), dtype=np.int32)
 
 
@@ -135,7 +141,7 @@ def _submit(client, fn, plan, engine, tasks, retries):
     if tasks is None:
         tasks = TASKS_PER_THREAD * max(1, sum(client.nthreads().values()))
     shares = None
-    if engine in (PREFIX_ENGINES if fn is count_share else FIND_PREFIX_ENGINES):
+    if _by_prefixes(engine, finding=fn is not count_share):
         shares = split_prefixes(plan, tasks)
         if shares is not None:
             fn = {count_share: count_prefixes, find_share: find_prefixes}[fn]

@@ -14,7 +14,8 @@ import inspect
 import networkx as nx
 
 from . import api
-from .backend_info import FUNCTIONS
+from .backend_info import EXTRA_PARAMETERS, FUNCTIONS
+from .engines import resolve_engine
 from .graph import GsmGraph
 from .interop.networkx import from_networkx, to_networkx
 
@@ -24,32 +25,34 @@ __all__ = ["BackendInterface", "CALLS"]
 CALLS = collections.Counter()
 
 
-def _vf2pp_plan(FG, SG, node_label, default_label, mode):
+def _vf2pp_plan(FG, SG, node_label, default_label, mode, engine):
     """VF2++'s semantics: an empty graph on either side has no mapping at all."""
     if len(SG) == 0 or len(FG) == 0:
         return None
     if SG.is_directed() != FG.is_directed():
         raise nx.NetworkXError("SG and FG must have the same directedness")
     plan, _, _ = api.prepare(FG, SG, mode, vf2pp_label=node_label, vf2pp_default=default_label,
-                             fn_name=f"vf2pp ({mode})")
+                             fn_name=f"vf2pp ({mode})", engine=engine)
     return plan
 
 
 def _vf2pp_all(mode):
-    def all_(FG, SG, node_label=None, default_label=None):
-        plan = _vf2pp_plan(FG, SG, node_label, default_label, mode)
+    def all_(FG, SG, node_label=None, default_label=None, *, engine=None):
+        eng = resolve_engine(engine)
+        plan = _vf2pp_plan(FG, SG, node_label, default_label, mode, eng)
         if plan is not None:
-            yield from api.iter_mappings(plan, api._engine("auto"))
+            yield from api.iter_mappings(plan, eng)
 
     return all_
 
 
 def _vf2pp_first(mode):
-    def first(FG, SG, node_label=None, default_label=None):
-        plan = _vf2pp_plan(FG, SG, node_label, default_label, mode)
+    def first(FG, SG, node_label=None, default_label=None, *, engine=None):
+        eng = resolve_engine(engine)
+        plan = _vf2pp_plan(FG, SG, node_label, default_label, mode, eng)
         if plan is None:
             return None
-        return next(api.iter_mappings(plan, api._engine("auto"), limit=1), None)
+        return next(api.iter_mappings(plan, eng, limit=1), None)
 
     return first
 
@@ -57,19 +60,20 @@ def _vf2pp_first(mode):
 def _vf2pp_is(mode):
     first = _vf2pp_first(mode)
 
-    def is_(FG, SG, node_label=None, default_label=None):
+    def is_(FG, SG, node_label=None, default_label=None, *, engine=None):
         # VF2++ never yields an empty mapping (empty graphs have none), so None means "no match"
-        return first(FG, SG, node_label, default_label) is not None
+        return first(FG, SG, node_label, default_label, engine=engine) is not None
 
     return is_
 
 
-def is_isomorphic(G1, G2, node_match=None, edge_match=None):
+def is_isomorphic(G1, G2, node_match=None, edge_match=None, *, engine=None):
     if G1.is_directed() != G2.is_directed():
         raise nx.NetworkXError("Graphs G1 and G2 are not of the same type.")
+    eng = resolve_engine(engine)
     plan, _, _ = api.prepare(G1, G2, "iso", node_match=node_match, edge_match=edge_match,
-                             fn_name="is_isomorphic")
-    return next(api.iter_mappings(plan, api._engine("auto"), limit=1), None) is not None
+                             fn_name="is_isomorphic", engine=eng)
+    return next(api.iter_mappings(plan, eng, limit=1), None) is not None
 
 
 _IMPLS = {
@@ -87,16 +91,20 @@ _IMPLS = {
 
 
 def _with_signature(name, impl, nx_func):
-    """Wrap ``impl`` so it accepts exactly ``nx_func``'s parameters (names vary by release)."""
+    """Wrap ``impl`` so it accepts exactly ``nx_func``'s parameters (names vary by release) plus
+    the backend's own keyword-only ones (:data:`~nx_gsm.backend_info.EXTRA_PARAMETERS`), which
+    NetworkX passes through from ``nx.func(..., backend="gsm", engine="cpu")``."""
     sig = inspect.signature(nx_func)
     params = [p for p in sig.parameters.values() if p.kind != p.VAR_KEYWORD and p.name != "backend"]
-    sig = sig.replace(parameters=params)
+    extras = [inspect.Parameter(p, inspect.Parameter.KEYWORD_ONLY, default=d)
+              for p, d in EXTRA_PARAMETERS.items()]
+    sig = sig.replace(parameters=params + extras)
 
     def wrapper(*args, **kwargs):
         CALLS[name] += 1
         bound = sig.bind(*args, **kwargs)
         bound.apply_defaults()
-        return impl(*bound.args)
+        return impl(*bound.args, **bound.kwargs)
 
     wrapper.__name__ = wrapper.__qualname__ = name
     wrapper.__signature__ = sig

@@ -16,6 +16,7 @@ from __future__ import annotations
 from networkx.algorithms.isomorphism import vf2userfunc as _nxu
 
 from . import api
+from .engines import resolve_engine
 
 __all__ = ["GraphMatcher", "DiGraphMatcher", "MultiGraphMatcher", "MultiDiGraphMatcher"]
 
@@ -25,6 +26,11 @@ _HOOKS = ("semantic_feasibility", "syntactic_feasibility", "candidate_pairs_iter
 
 class _GsmMatcherMixin:
     engine = "auto"
+
+    def __init__(self, G1, G2, *args, engine="auto", **kwargs):
+        super().__init__(G1, G2, *args, **kwargs)
+        # a name or an engine object (nx_gsm.resolve_engine), as the functions' engine=
+        self.engine = engine
 
     def _own_path(self):
         cls = type(self)
@@ -39,7 +45,7 @@ class _GsmMatcherMixin:
         self.initialize()
         plan, _, _ = api.prepare(self.G1, self.G2, mode, node_match=self.node_match,
                                  edge_match=self.edge_match, fn_name=type(self).__name__)
-        for m in api.iter_mappings(plan, api._engine(self.engine)):
+        for m in api.iter_mappings(plan, resolve_engine(self.engine)):
             self.mapping = m
             yield m
 

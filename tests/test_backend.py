@@ -8,7 +8,7 @@ import networkx as nx
 import pytest
 
 import nx_gsm
-from nx_gsm.backend_info import FUNCTIONS, get_info
+from nx_gsm.backend_info import EXTRA_PARAMETERS, FUNCTIONS, get_info
 from nx_gsm.interface import BackendInterface
 
 REGISTERED = [n for n in FUNCTIONS if n in nx.utils.backends._registered_algorithms]
@@ -33,8 +33,27 @@ def test_backend_info_is_cheap():
 @pytest.mark.parametrize("name", REGISTERED)
 def test_signature_matches_networkx(name):
     ours = inspect.signature(getattr(BackendInterface, name))
+    extras = [p for p in ours.parameters.values() if p.name in EXTRA_PARAMETERS]
+    assert [p.name for p in extras] == list(EXTRA_PARAMETERS)
+    assert all(p.kind == p.KEYWORD_ONLY for p in extras)
+    ours = ours.replace(parameters=[p for p in ours.parameters.values() if p not in extras])
     theirs = inspect.signature(nx.utils.backends._registered_algorithms[name].orig_func)
     assert ours == theirs
+
+
+@pytest.mark.skipif(not NX37, reason="vf2pp monomorphism functions arrived in NetworkX 3.7")
+def test_dispatched_engine_parameter_reaches_the_engine():
+    G, H = nx.complete_graph(5), nx.path_graph(3)
+    ref = {frozenset(m.items()) for m in nx.vf2pp_all_monomorphisms(G, H)}
+    for engine in ("cpu", nx_gsm.PartitionedEngine(inner="cpu", parts=2)):
+        got = list(nx.vf2pp_all_monomorphisms(G, H, backend="gsm", engine=engine))
+        assert {frozenset(m.items()) for m in got} == ref and len(got) == len(ref)
+    assert nx.vf2pp_is_isomorphic(G, G, backend="gsm", engine="cpu") is True
+    assert nx.is_isomorphic(G, G, backend="gsm", engine="cpu") is True
+    with pytest.raises(ValueError, match="unknown engine"):
+        nx.vf2pp_is_monomorphic(G, H, backend="gsm", engine="nope")
+    with pytest.raises(TypeError, match="engine must be"):
+        nx.vf2pp_is_monomorphic(G, H, backend="gsm", engine=3)
 
 
 def test_vf2pp_37_names_present_when_networkx_has_them():

@@ -214,10 +214,24 @@ class AutoEngine:
         self.last_choice = None
 
     @property
+    def capabilities(self):
+        """Its GPU engine's: prefix tasks and device plans run there."""
+        return self.gpu.capabilities
+
+    def count_from(self, plan, prefixes, limit=None, budget=UNLIMITED, **kw):
+        """Prefix tasks run on the GPU engine (see :class:`~nx_gsm.engines.base.PrefixEngine`)."""
+        return self.gpu.count_from(plan, prefixes, limit=limit, budget=budget, **kw)
+
+    def iter_from(self, plan, prefixes, chunk=4096, limit=None, budget=UNLIMITED, **kw):
+        """Prefix tasks run on the GPU engine (see :class:`~nx_gsm.engines.base.PrefixEngine`)."""
+        return self.gpu.iter_from(plan, prefixes, chunk=chunk, limit=limit, budget=budget, **kw)
+
+    @property
     def gpu(self):
         """The default GPU engine (gmatch where usable)."""
-        gpus = [e for n, e in self.engines.items() if n != "partitioned"]
-        return self.engines.get("gmatch") or gpus[0]
+        gpus = [e for e in self.engines.values() if e.capabilities.device]
+        # the engine with prefix tasks (gmatch): DFS, and the one Dask and PBE split work on
+        return next((e for e in gpus if e.capabilities.prefix_tasks), gpus[0])
 
     def _budget(self):
         from .gpu.device import memory_budget

@@ -1,4 +1,5 @@
-"""What every engine shares: the run budget (deadline, progress, Ctrl-C).
+"""What every engine shares: the contract (:class:`Engine`, :class:`PrefixEngine`,
+:class:`DeltaEngine`, :class:`Capabilities`) and the run budget (deadline, progress, Ctrl-C).
 
 Engines run their searches in slices (a bounded number of search steps per compiled call) and
 call :meth:`Budget.keep_going` between slices, so a deadline or Ctrl-C stops a search within a
@@ -10,10 +11,13 @@ from __future__ import annotations
 import math
 import numbers
 import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-__all__ = ["Budget", "PartialCount"]
+__all__ = ["Budget", "Count", "PartialCount", "Capabilities", "Engine", "PrefixEngine", "DeltaEngine"]
 
 
 class PartialCount(int):
@@ -98,4 +102,94 @@ class Budget:
             self._bar = None
 
 
-UNLIMITED = Budget()
+class _Unlimited(Budget):
+    """The budget engines run under when none is given, shared by every such search: it has
+    no deadline or progress, and Ctrl-C reaches the caller (a mark left on a shared budget
+    would stop every later search)."""
+
+    def report(self, found=0, done=0, total=0):
+        pass
+
+    def stop(self, reason):
+        raise KeyboardInterrupt
+
+
+UNLIMITED = _Unlimited()
+
+
+# -- the engine contract ----------------------------------------------------------------------
+@dataclass(frozen=True)
+class Capabilities:
+    """What an engine can do: callers ask these, never an engine's name.
+
+    Attributes
+    ----------
+    device : bool
+        Searches on a CUDA device (needs one to be usable).
+    max_pattern : int or None
+        Largest pattern (nodes) the engine searches itself; None for no limit. Engines hand
+        deeper patterns to the CPU engine, except on device-resident plans.
+    prefix_tasks : bool
+        Implements :class:`PrefixEngine`: counts and enumerates below given partial matches, so
+        a search can be split into prefix tasks (Dask workers, a partitioned cross search).
+    prefix_finds : bool
+        Its ``iter_from`` runs the prefixes in parallel, so enumerations split by prefixes too.
+    cut_part : bool
+        Its prefix methods take ``cut_part``: skip matches lying inside one partition (PBE's
+        DUPREMOVE), which the partitioned engine's cross search needs.
+    device_plans : bool
+        Searches plans whose data graph stays on the device (:class:`nx_gsm.DeviceGraph`).
+    delta : bool
+        Implements :class:`DeltaEngine` (batch-dynamic matching for ``IncrementalMatcher``)
+        rather than :class:`Engine`.
+    needs : tuple of str
+        What must be installed or present for it to be usable (``"cuda"``, ``"pymetis"``).
+    """
+
+    device: bool = False
+    max_pattern: int | None = None
+    prefix_tasks: bool = False
+    prefix_finds: bool = False
+    cut_part: bool = False
+    device_plans: bool = False
+    delta: bool = False
+    needs: tuple[str, ...] = ()
+
+
+@runtime_checkable
+class Engine(Protocol):
+    """Searches a :class:`~nx_gsm.plan.planner.MatchPlan`; sees NumPy arrays, never NetworkX.
+
+    Rows of the arrays ``iter_chunks`` yields hold data node ids by depth: column ``d`` maps
+    pattern node ``plan.order[d]``. Counts are exact Python ints (a :class:`PartialCount` when
+    the budget stopped the search).
+    """
+
+    name: str
+    capabilities: Capabilities
+
+    def count(self, plan, limit=None, budget=UNLIMITED) -> int: ...
+
+    def iter_chunks(self, plan, chunk=4096, limit=None,
+                    budget=UNLIMITED) -> Iterator[np.ndarray]: ...
+
+
+@runtime_checkable
+class PrefixEngine(Engine, Protocol):
+    """An engine that starts from given partial matches (rows of depths ``0..L-1`` in
+    ``plan.order``), each prefix's subtree searched once."""
+
+    def count_from(self, plan, prefixes, limit=None, budget=UNLIMITED) -> int: ...
+
+    def iter_from(self, plan, prefixes, chunk=4096, limit=None,
+                  budget=UNLIMITED) -> Iterator[np.ndarray]: ...
+
+
+@runtime_checkable
+class DeltaEngine(Protocol):
+    """Batch-dynamic matching: the matches a batch of edge updates creates and destroys."""
+
+    name: str
+    capabilities: Capabilities
+
+    def delta(self, matcher, batch, counts_only=False, during=None): ...

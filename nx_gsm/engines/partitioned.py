@@ -58,6 +58,7 @@ from ..graph import GsmGraph, in_csr
 from ..plan.order import _undirected_neighbours
 from ..plan.planner import reorder
 from .base import UNLIMITED, PartialCount
+from .registry import capabilities_of
 from .cpu import (
     _CUR,
     _HI,
@@ -81,7 +82,6 @@ _BATCH_PER_THREAD = 2048
 # seeds per gmatch launch in the GPU cross search (its kernel polls the budget by itself); a
 # batch's rows are held until its device work is done, so a fault redoes just that batch
 _GPU_BATCH = 1 << 16
-_GPU_ENGINES = ("gmatch", "gsi", "geneva")
 
 
 # -- partitioning -------------------------------------------------------------------------------
@@ -568,15 +568,21 @@ class PartitionedEngine:
 
     name = "partitioned"
 
+    @property
+    def capabilities(self):
+        """The partitioned engine's, on the device when its inner engine is."""
+        inner = self.inner.capabilities
+        return replace(capabilities_of("partitioned"), device=inner.device)
+
     def __init__(self, inner="auto", max_device_bytes=None, parts=None, shared=True,
                  cross="auto"):
-        from . import get_engine
+        from .registry import resolve_engine
 
-        if inner == "partitioned":
+        if inner == "partitioned" or isinstance(inner, PartitionedEngine):
             raise ValueError("the inner engine of the partitioned engine cannot be partitioned")
         if cross not in ("auto", "gpu", "cpu"):
             raise ValueError(f"cross must be 'auto', 'gpu' or 'cpu', got {cross!r}")
-        self.inner = get_engine(inner) if isinstance(inner, str) else inner
+        self.inner = resolve_engine(inner)
         self.max_device_bytes = max_device_bytes
         self.parts = parts
         self.shared = bool(shared)
@@ -588,9 +594,10 @@ class PartitionedEngine:
     def _gpu_engines(self):
         """The inner GPU engines (the auto engine's, or the inner engine itself); empty on a
         CPU inner engine."""
-        if self.inner.name in _GPU_ENGINES:
+        if self.inner.capabilities.device and not hasattr(self.inner, "engines"):
             return [self.inner]
-        return list(getattr(self.inner, "engines", {}).values())
+        return [e for e in getattr(self.inner, "engines", {}).values()
+                if e.capabilities.device]
 
     def _budget_bytes(self):
         if self.max_device_bytes is not None or not self._gpu_engines():
@@ -687,7 +694,7 @@ class PartitionedEngine:
         """gmatch for the GPU cross search: the inner engine's own when it has one."""
         if self._gm is None:
             for eng in self._gpu_engines():
-                if eng.name == "gmatch":
+                if eng.capabilities.cut_part:
                     self._gm = eng
                     break
             else:
@@ -707,15 +714,14 @@ class PartitionedEngine:
         if self.cross == "auto" and not self._gpu_engines():
             st["cross_on"] = "cpu: the inner engine runs on the CPU"
             return None
-        from .gpu.gmatch import KMAX_LIMIT
-
-        if plan.k > KMAX_LIMIT:
-            st["cross_on"] = (f"cpu: {plan.k} pattern nodes, deeper than gmatch's stack "
-                              f"({KMAX_LIMIT})")
+        eng = self._cross_engine()
+        deepest = eng.capabilities.max_pattern
+        if deepest is not None and plan.k > deepest:
+            st["cross_on"] = (f"cpu: {plan.k} pattern nodes, deeper than {eng.name}'s stack "
+                              f"({deepest})")
             return None
         nodes = halo(plan.G, cp, max(plan.k - 2, 0))
         st["halo_nodes"] = int(nodes.size)
-        eng = self._cross_engine()
         limit = self.max_device_bytes
         if limit is None:
             from .gpu.device import memory_budget

@@ -53,6 +53,7 @@ from numba import cuda, int32, int64, njit
 from ... import kernel_cache  # noqa: F401  (sets Numba's cache folder before @njit runs)
 from ...incremental import _datum, _same
 from ...plan.planner import _depth_arrays
+from ..registry import capabilities_of
 from . import faults
 from .common import (_Launches, _ballot, _host, _kernel_array, _pause, _ring_take, _sim_reset,
                      _wsync)
@@ -1549,6 +1550,9 @@ class GammaDelta:
     >>> m = nx_gsm.IncrementalMatcher(G, H, engine="gamma")   # doctest: +SKIP
     >>> m.apply(insert=[(0, 5)]).num_added                     # doctest: +SKIP
     """
+
+    name = "gamma"
+    capabilities = capabilities_of("gamma")
 
     def __init__(self, matcher, warps=None, out_capacity=1 << 16, steal=None, coalesce=None,
                  split=None, donate=None):

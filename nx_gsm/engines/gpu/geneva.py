@@ -46,6 +46,7 @@ import numpy as np
 from numba import cuda, int32, int64
 
 from ..base import UNLIMITED, PartialCount
+from ..registry import capabilities_of
 from . import faults
 from .common import (_ballot, _exact_sum, _feasible_range, _host, _kernel_array, _quiet,
                      _sim_reset, _upload_packed, _wsync)
@@ -496,6 +497,7 @@ class GenevaEngine(faults.Recovery):
     """
 
     name = "geneva"
+    capabilities = capabilities_of("geneva")
     _device_caches = ("_gcache", "_ecache")
 
     def __init__(self, *, group_max=GROUP_MAX, memory_budget=None, blocks=None,

@@ -59,6 +59,7 @@ from ...plan.space import build_space, space_visits
 from ..base import UNLIMITED, PartialCount
 # (at import: a function-level import is ~15 us a search)
 from ..cpu import count_probe, host_levels, plan_arrays
+from ..registry import capabilities_of
 from . import faults
 from .common import (_DevPlan, _Launches, _PlanSlots, _ballot, _cand_at, _dup_ok, _exact_sum,
                      _feasible_from, _host, _host_copy, _kernel_array, _local_cands, _pause, _pow2,
@@ -1005,6 +1006,7 @@ class GMatchEngine(faults.Recovery):
     """
 
     name = "gmatch"
+    capabilities = capabilities_of("gmatch")
     # dropped after a device fault (faults.Recovery)
     _device_caches = ("_gcache", "_acache", "_qbufs", "_kept", "_slots", "_bufs", "_free_memo",
                       "_fused_memo")

@@ -52,6 +52,7 @@ import numpy as np
 from numba import cuda, int32, int64
 
 from ..base import UNLIMITED, PartialCount
+from ..registry import capabilities_of
 from . import faults
 from .common import _DevPlan, _ballot, _feasible, _host, _quiet, _sim_reset, _wsync
 from .device import array_module, device_info, is_simulator, memory_budget
@@ -437,6 +438,7 @@ class GsiEngine(faults.Recovery):
     """
 
     name = "gsi"
+    capabilities = capabilities_of("gsi")
     _device_caches = ("_gcache", "_acache", "_pcache", "_gm")
 
     def __init__(self, *, memory_budget=None, max_chunk=None, tiers=None, signatures=True,

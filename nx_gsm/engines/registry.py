@@ -1,0 +1,197 @@
+"""The one table of engines: name -> where the class lives and what it can do.
+
+Everything that asks "which engines exist", "which can do X" or "give me engine N" reads this
+table; nothing else lists engine names. The table imports no engine module, so it is cheap and
+works without CUDA: GPU engine modules are imported only when a device is usable.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+
+from .base import Capabilities, DeltaEngine, Engine
+
+__all__ = ["EngineSpec", "SPECS", "NAMES", "capabilities_of", "available_engines",
+           "get_engine", "resolve_engine", "engines_with"]
+
+
+@dataclass(frozen=True)
+class EngineSpec:
+    """One row of the table: ``module`` (under ``nx_gsm.engines``) holds class ``cls``."""
+
+    name: str
+    module: str
+    cls: str
+    capabilities: Capabilities
+    summary: str
+
+
+_CUDA = ("cuda",)
+SPECS = {s.name: s for s in (
+    EngineSpec("cpu", "cpu", "CpuEngine", Capabilities(prefix_tasks=True),
+               "parallel DFS with set-intersection candidates (Numba)"),
+    EngineSpec("gmatch", "gpu.gmatch", "GMatchEngine",
+               Capabilities(device=True, max_pattern=32, prefix_tasks=True, prefix_finds=True,
+                            cut_part=True, device_plans=True, needs=_CUDA),
+               "gMatch: warp-level DFS with a task pool and light stealing"),
+    EngineSpec("gsi", "gpu.gsi", "GsiEngine", Capabilities(device=True, needs=_CUDA),
+               "GSI: BFS join with PCSR and Prealloc-Combine"),
+    EngineSpec("geneva", "gpu.geneva", "GenevaEngine", Capabilities(device=True, needs=_CUDA),
+               "GENEVA: BFS matching several pattern nodes per step on interval-PCSR"),
+    EngineSpec("partitioned", "partitioned", "PartitionedEngine",
+               Capabilities(needs=("pymetis",)),
+               "PBE: METIS parts around an inner engine, shared cross-partition search"),
+    EngineSpec("gamma", "gpu.gamma", "GammaDelta",
+               Capabilities(device=True, max_pattern=16, delta=True, needs=_CUDA),
+               "GAMMA: batch-dynamic matching on a GPU packed memory array"),
+)}
+
+NAMES = ("auto", *(n for n, s in SPECS.items() if not s.capabilities.delta))
+"""Every name the matching functions' ``engine=`` accepts (``"auto"`` lets the planner choose);
+the incremental engine is ``IncrementalMatcher``'s."""
+
+
+def capabilities_of(name):
+    """The :class:`Capabilities` of the engine called ``name`` (no import of the engine)."""
+    return SPECS[name].capabilities
+
+
+def engines_with(**wanted):
+    """Names of the engines whose capabilities have every given value, in table order.
+
+    Examples
+    --------
+    >>> from nx_gsm.engines.registry import engines_with
+    >>> engines_with(prefix_tasks=True)
+    ['cpu', 'gmatch']
+    >>> engines_with(device=True, delta=False)
+    ['gmatch', 'gsi', 'geneva']
+    """
+    return [n for n, s in SPECS.items()
+            if all(getattr(s.capabilities, k) == v for k, v in wanted.items())]
+
+
+def available_engines():
+    """Map engine name -> None where it is usable here, else the reason it is not.
+
+    Examples
+    --------
+    >>> from nx_gsm.engines import available_engines
+    >>> available_engines()["cpu"] is None
+    True
+    """
+    from .gpu import device_reason
+
+    reason = device_reason()
+    out = {}
+    for name, spec in SPECS.items():
+        out[name] = reason if spec.capabilities.device else None
+    if reason is None:
+        from . import gpu
+
+        errors = gpu.load_engines()
+        for name in engines_with(device=True):
+            if name in errors:
+                out[name] = errors[name]
+    return out
+
+
+def _engine_class(name):
+    spec = SPECS[name]
+    return getattr(importlib.import_module(f".{spec.module}", __package__), spec.cls)
+
+
+def get_engine(name, **options):
+    """A new engine object for ``name`` (``"auto"``: the best usable engine for each query).
+
+    Parameters
+    ----------
+    name : str
+        One of :data:`NAMES`, or ``"gamma"`` (the incremental engine).
+    **options
+        Passed to the engine's class (e.g. ``parts=`` for ``"partitioned"``); ``"auto"`` takes
+        none.
+
+    Raises
+    ------
+    ValueError
+        ``name`` is not an engine; or it is the incremental engine (``IncrementalMatcher``
+        runs it).
+    RuntimeError
+        The engine needs a GPU (or a package) this machine lacks; the message says which.
+
+    Examples
+    --------
+    >>> from nx_gsm.engines import get_engine
+    >>> get_engine("cpu").name
+    'cpu'
+    """
+    if not isinstance(name, str) or (name != "auto" and name not in SPECS):
+        raise ValueError(f"unknown engine {name!r}; choose one of {', '.join(NAMES)}")
+    if name == "auto":
+        if options:
+            raise TypeError(f"engine 'auto' takes no options, got {', '.join(options)}")
+        # without a usable GPU engine, auto is the CPU engine
+        usable = [e for e in engines_with(device=True, delta=False)
+                  if available_engines()[e] is None]
+        if not usable:
+            return _engine_class("cpu")()
+        from .auto import AutoEngine
+
+        return AutoEngine({e: _engine_class(e)() for e in usable})
+    if SPECS[name].capabilities.device:
+        reason = available_engines()[name]
+        if reason is not None:
+            raise RuntimeError(f"engine {name!r} is not available: {reason}")
+    return _engine_class(name)(**options)
+
+
+def resolve_engine(engine=None):
+    """The engine object an ``engine=`` argument means.
+
+    Parameters
+    ----------
+    engine : str, engine object or None
+        A name from :data:`NAMES`, an object implementing :class:`~nx_gsm.engines.base.Engine`
+        (used as it is, with its options), or None / ``"auto"`` for the configured default
+        (``nx.config.backends.gsm.engine``, ``"auto"`` unless changed).
+
+    Raises
+    ------
+    TypeError
+        ``engine`` is neither a name nor an engine object.
+
+    Examples
+    --------
+    >>> import nx_gsm
+    >>> nx_gsm.resolve_engine("cpu").capabilities.prefix_tasks
+    True
+    >>> eng = nx_gsm.PartitionedEngine(inner="cpu", parts=2)
+    >>> nx_gsm.resolve_engine(eng) is eng
+    True
+    """
+    if engine is None or (isinstance(engine, str) and engine == "auto"):
+        engine = _configured()
+    if isinstance(engine, str):
+        spec = SPECS.get(engine)
+        if spec is not None and spec.capabilities.delta:
+            raise ValueError(f"engine {engine!r} matches batches of edge updates: use "
+                             f"nx_gsm.IncrementalMatcher(..., engine={engine!r})")
+        return get_engine(engine)
+    if isinstance(engine, Engine):
+        return engine
+    if isinstance(engine, DeltaEngine):
+        raise ValueError(f"engine {engine.name!r} matches batches of edge updates: use it "
+                         f"through nx_gsm.IncrementalMatcher")
+    raise TypeError(f"engine must be an engine name ({', '.join(NAMES)}) or an engine object "
+                    f"with count/iter_chunks and capabilities, got {type(engine).__name__}")
+
+
+def _configured():
+    try:
+        import networkx as nx
+
+        return nx.config.backends.gsm.engine
+    except AttributeError:
+        return "auto"
