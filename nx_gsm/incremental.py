@@ -307,6 +307,13 @@ def _mult(G, u, v):
     return _datum_mult(_datum(G, u, v), G.is_multigraph())
 
 
+def _same_node(a, b):
+    """Whether ``a`` and ``b`` are one node key, as a dict tells keys apart (hash, then
+    identity, then ``==``): ``==`` alone is elementwise for a numpy scalar beside a tuple and
+    False for NaN."""
+    return a is b or len({a, b}) == 1
+
+
 def _datum_mult(d, multi):
     """The edge multiplicity a datum stands for (None: no edge)."""
     return 0 if d is None else len(d) if multi else 1
@@ -325,7 +332,7 @@ def _edit_plain(G, remove, add, gone=(), new=()):
     for e in remove:
         u, v = e[0], e[1]
         data.append(succ[u].pop(v))
-        if directed or u != v:  # an undirected self-loop is one entry
+        if directed or not _same_node(u, v):  # an undirected self-loop is one entry
             del pred[v][u]
     G.remove_nodes_from(gone)
     G.add_nodes_from(new)
@@ -739,7 +746,7 @@ class IncrementalMatcher:
 
     def __init__(self, G, H, *, induced=False, node_match=None, edge_match=None, engine="auto",
                  sync=False):
-        from .api import _engine
+        from .engines.registry import resolve_engine
 
         for X, name in ((G, "G"), (H, "H")):
             if not isinstance(X, nx.Graph):
@@ -751,7 +758,8 @@ class IncrementalMatcher:
                 raise TypeError(f"{name} must be callable or None, got {type(f).__name__}")
         if sync and nx.is_frozen(G):
             raise nx.NetworkXError("IncrementalMatcher: sync=True needs a mutable G (it is frozen)")
-        self._engine = _engine("auto" if engine == "gamma" else engine)
+        # the static engine of full recounts; "gamma" is the delta engine, over auto's
+        self._engine = resolve_engine("auto" if engine == "gamma" else engine)
         self.induced = bool(induced)
         self._mode = "induced" if induced else "mono"
         self.node_match = node_match
@@ -788,8 +796,8 @@ class IncrementalMatcher:
             for b, _ in _succ(H)[a].items():
                 self._hmult[a, b] = _mult(H, a, b)
         self._hloops = {a: self._hmult.get((a, a), 0) for a in keys}
-        self._mono_pairs = [(a, b) for (a, b) in self._hmult if a != b]
-        self._all_pairs = [(a, b) for a in keys for b in keys if a != b]
+        self._mono_pairs = [(a, b) for (a, b) in self._hmult if not _same_node(a, b)]
+        self._all_pairs = [(a, b) for a in keys for b in keys if a is not b]
         if self.induced:
             self._loop_nodes = list(keys)
         else:
@@ -1309,7 +1317,7 @@ class IncrementalMatcher:
         for x, y in changed:
             if x not in S or y not in S:
                 continue
-            if x == y:
+            if _same_node(x, y):
                 for a in self._loop_nodes:
                     if loop_ok(x, a):
                         add({a: x})
