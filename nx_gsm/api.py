@@ -22,8 +22,8 @@ import operator
 import networkx as nx
 import numpy as np
 
-from .engines import get_engine
-from .engines.base import UNLIMITED, Budget, PartialCount
+from .engines import resolve_engine
+from .engines.base import UNLIMITED, Budget, Count, PartialCount
 from .interop.networkx import as_gsm, is_graph_like
 from .plan.planner import make_plan
 
@@ -160,19 +160,19 @@ def prepare(G, H, mode, *, node_match=None, edge_match=None, node_label=None, ed
 def _device_plan(G, H, mode, node_match, edge_match, node_label, edge_label, vf2pp_label,
                  fn_name, engine):
     """The device-resident plan of a DeviceGraph, or None where the host model is needed."""
-    from .engines.gpu.gmatch import KMAX_LIMIT
     from .plan.device_plan import make_device_plan
 
     _check_graph(H, "H")
     if G.is_directed() != H.is_directed():
         raise nx.NetworkXError(f"{fn_name}: G and H must have the same directedness")
     runner = getattr(engine, "gpu", engine)  # engine="auto" runs device plans on its GPU engine
-    if getattr(runner, "name", None) != "gmatch" or mode not in ("mono", "induced") or \
+    caps = runner.capabilities
+    if not caps.device_plans or mode not in ("mono", "induced") or \
             node_match is not None or edge_match is not None or edge_label is not None or \
             vf2pp_label is not None:
         return None
     h = as_gsm(H, node_attrs=node_label is not None, edge_attrs=False)
-    if h.n > KMAX_LIMIT:
+    if caps.max_pattern is not None and h.n > caps.max_pattern:
         return None
     labels = None
     if node_label is not None:
@@ -181,43 +181,42 @@ def _device_plan(G, H, mode, node_match, edge_match, node_label, edge_label, vf2
     return make_device_plan(G, h, mode, pattern_labels=labels)
 
 
-def _engine(engine):
-    if engine is None or engine == "auto":
-        engine = _configured_engine()
-    return get_engine(engine)
-
-
-def _configured_engine():
-    try:
-        return nx.config.backends.gsm.engine
-    except AttributeError:
-        return "auto"
 
 
 class MatchIterator:
     """The iterator the matching functions return: yields ``{G_node: H_node}`` dicts.
 
-    After it stops, ``partial`` tells whether it stopped early (``timeout`` passed or Ctrl-C;
-    ``reason`` says which) and ``count`` how many mappings it produced.
+    After it stops, ``partial`` tells whether it stopped early and ``reason`` why
+    (``"timeout"``, or ``"interrupted"`` for Ctrl-C where ``timeout=`` was given); ``count``
+    is how many mappings it produced. Without ``timeout=``, Ctrl-C raises KeyboardInterrupt
+    from the iterator (so ``list(...)`` never returns a cut list as if complete).
     """
 
     def __init__(self, gen, budget):
         self._gen = gen
         self._budget = budget
+        self._ended = False
         self.count = 0
 
     def __iter__(self):
         return self
 
     def __next__(self):
+        if self._ended:
+            raise StopIteration
         try:
             m = next(self._gen)
         except StopIteration:
-            self._budget.close()
+            self._ended = True
+            self._budget.finish(self.count)  # raises KeyboardInterrupt for an unasked cut
             raise
         except KeyboardInterrupt:
+            self._ended = True
+            if not self._budget.partial_ok:
+                self._budget.close()
+                raise
             self._budget.stop("interrupted")
-            self._budget.close()
+            self._budget.finish(self.count)
             raise StopIteration from None
         self.count += 1
         return m
@@ -229,6 +228,22 @@ class MatchIterator:
     @property
     def reason(self):
         return self._budget.reason
+
+
+def _budget(timeout, progress):
+    """The budget of one call: the caller asks for partial results on Ctrl-C by giving
+    ``timeout`` (any value, ``inf`` included), and the progress total is the number of root
+    candidates, known before the search starts."""
+    budget = Budget(timeout, progress)
+    budget.partial_ok = timeout is not None
+    return budget
+
+
+def _start(budget, plan):
+    """Fix the budget's progress total before the search: the first depth's candidates."""
+    ptr = getattr(plan, "cand_ptr", None)
+    if plan.k and ptr is not None and len(ptr) > 1:
+        budget.set_total(int(ptr[1] - ptr[0]))
 
 
 def iter_mappings(plan, engine, limit=None, budget=UNLIMITED):
@@ -249,35 +264,47 @@ def iter_mappings(plan, engine, limit=None, budget=UNLIMITED):
 def _mappings(G, H, mode, node_match, edge_match, node_label, edge_label, limit, engine, fn,
               timeout, progress):
     limit = _check_limit(limit)
-    budget = Budget(timeout, progress)
-    eng = _engine(engine)
+    budget = _budget(timeout, progress)
+    eng = resolve_engine(engine)
     plan, _, _ = prepare(G, H, mode, node_match=node_match, edge_match=edge_match,
                          node_label=node_label, edge_label=edge_label, fn_name=fn, engine=eng)
+    _start(budget, plan)
     return MatchIterator(iter_mappings(plan, eng, limit, budget), budget)
 
 
 def _count(G, H, mode, node_match, edge_match, node_label, edge_label, limit, engine, fn,
            timeout, progress, client=None):
     limit = _check_limit(limit)
-    budget = Budget(timeout, progress)
-    eng = _engine(engine) if client is None else None
+    budget = _budget(timeout, progress)
+    eng = resolve_engine(engine) if client is None else None
     plan, _, _ = prepare(G, H, mode, node_match=node_match, edge_match=edge_match,
                          node_label=node_label, edge_label=edge_label, fn_name=fn, engine=eng)
     if plan.k == 0:
-        return 0 if limit == 0 or plan.empty else 1
+        budget.close()
+        return Count(0 if limit == 0 or plan.empty else 1)
     if limit == 0:
-        return 0
+        budget.close()
+        return Count(0)
     if client is not None:
         from .distributed import count_plan
 
         budget.close()
         c = count_plan(plan, client, engine=engine or "auto", timeout=timeout)
-        return c if limit is None else type(c)(min(c, limit))
+        if getattr(c, "partial", False):
+            return PartialCount(c if limit is None else min(c, limit), "timeout")
+        return Count(c if limit is None else min(c, limit))
+    _start(budget, plan)
     try:
         c = eng.count(plan, limit, budget=budget)
-    finally:
-        budget.close()
-    return PartialCount(c) if budget.partial else int(c)
+    except KeyboardInterrupt:
+        if not budget.partial_ok:
+            budget.close()
+            raise
+        # Ctrl-C landed outside the engine's slices: the last count it reported is a bound
+        budget.stop("interrupted")
+        c = budget.found
+    budget.finish(c)  # raises KeyboardInterrupt for a cut the caller did not ask for
+    return PartialCount(c, budget.reason) if budget.partial else Count(c)
 
 
 def subgraph_monomorphisms(G, H, *, node_match=None, edge_match=None, node_label=None,
@@ -297,10 +324,15 @@ def subgraph_monomorphisms(G, H, *, node_match=None, edge_match=None, node_label
     engine : str
         ``"auto"`` (default), ``"cpu"``, or a GPU engine name.
     timeout : float, optional
-        Seconds; the search stops within a fraction of a second after it (Ctrl-C likewise), and
-        the iterator's ``partial`` attribute becomes True.
+        Seconds (``float("inf")``: no deadline); the search stops within a fraction of a second
+        after it, and the iterator's ``partial`` becomes True with ``reason == "timeout"``.
+        Giving a timeout also asks for partial results on Ctrl-C: the iterator then ends with
+        ``reason == "interrupted"``. Without one, Ctrl-C raises KeyboardInterrupt (from
+        ``list(...)`` too: a cut list is never returned as if complete).
     progress : bool or callable
-        True shows a tqdm progress bar; a callable receives ``(found, tasks_done, tasks_total)``.
+        True shows a tqdm progress bar; a callable receives ``(found, done, total)``: the
+        matches so far and the units of work (the pattern's root candidates) done out of a
+        total fixed before the search starts.
 
     Returns
     -------
@@ -358,10 +390,14 @@ def count_subgraph_monomorphisms(G, H, *, node_match=None, edge_match=None, node
                                  progress=False, client=None):
     """Number of monomorphisms of ``H`` into ``G`` (exact Python int, no dicts built).
 
-    With ``limit``, counting stops there (the result is ``min(count, limit)``). When ``timeout``
-    passes (or on Ctrl-C) the count found so far is returned as a :class:`PartialCount`, an int
-    whose ``partial`` attribute is True. ``client`` (a ``distributed.Client``) splits the search
-    over a Dask cluster (:mod:`nx_gsm.distributed`); the count is the same exact int.
+    With ``limit``, counting stops there (the result is ``min(count, limit)``). The result is a
+    :class:`~nx_gsm.engines.base.Count`, an int whose ``partial`` is False and ``reason``
+    None. When ``timeout`` passes, the count found so far (a lower bound) is returned as a
+    :class:`~nx_gsm.engines.base.PartialCount` (``partial`` True, ``reason == "timeout"``);
+    Ctrl-C does the same (``reason == "interrupted"``) where ``timeout`` was given
+    (``float("inf")`` for no deadline), and raises KeyboardInterrupt otherwise. ``client`` (a
+    ``distributed.Client``) splits the search over a Dask cluster (:mod:`nx_gsm.distributed`);
+    the count is the same exact int.
 
     Examples
     --------
@@ -453,11 +489,12 @@ def _find(G, H, mode, kwargs, fn):
 
     limit = _check_limit(kwargs.pop("limit", None))
     client, engine = kwargs.pop("client", None), kwargs.pop("engine", "auto")
-    eng = _engine(engine) if client is None else None
+    eng = resolve_engine(engine) if client is None else None
     timeout = kwargs.pop("timeout", None)
-    budget = Budget(timeout, kwargs.pop("progress", False))
+    budget = _budget(timeout, kwargs.pop("progress", False))
     plan, g, h = prepare(G, H, mode, fn_name=fn, engine=eng, **kwargs)
     if plan.k == 0:
+        budget.close()
         rows = np.zeros((0 if limit == 0 or plan.empty else 1, 0), dtype=np.int32)
     else:
         if client is not None:
@@ -467,15 +504,27 @@ def _find(G, H, mode, kwargs, fn):
             chunks = [got[:limit]]
             if cut:
                 budget.stop("timeout")
-        elif getattr(plan.G, "on_device", False):
-            # a DeviceGraph: the rows stay on the device unless they do not fit there
-            runner = getattr(eng, "gpu", eng)
-            dev = runner.device_rows(plan, limit=limit, budget=budget)
-            chunks = [dev] if dev is not None else \
-                list(runner.iter_chunks(plan, limit=limit, budget=budget))
         else:
-            chunks = list(eng.iter_chunks(plan, limit=limit, budget=budget))
-        budget.close()
+            _start(budget, plan)
+            chunks = []
+            try:
+                if getattr(plan.G, "on_device", False):
+                    # a DeviceGraph: the rows stay on the device unless they do not fit there
+                    runner = getattr(eng, "gpu", eng)
+                    dev = runner.device_rows(plan, limit=limit, budget=budget)
+                    parts = [dev] if dev is not None else \
+                        runner.iter_chunks(plan, limit=limit, budget=budget)
+                else:
+                    parts = eng.iter_chunks(plan, limit=limit, budget=budget)
+                for c in parts:
+                    chunks.append(c)
+            except KeyboardInterrupt:
+                if not budget.partial_ok:
+                    budget.close()
+                    raise
+                budget.stop("interrupted")
+        # raises KeyboardInterrupt for a cut the caller did not ask for
+        budget.finish(sum(int(c.shape[0]) for c in chunks))
         # columns in pattern-node order (H's node order), not matching order; reordered chunk by
         # chunk so the peak is the chunks plus their concatenation, not a third copy
         inv = np.empty(plan.k, dtype=np.int64)
@@ -538,8 +587,8 @@ def match_frames(G, H, *, induced=False, rows_per_frame=1_000_000, **kwargs):
             rows_per_frame < 1:
         raise ValueError(f"rows_per_frame must be a positive int, got {rows_per_frame!r}")
     limit = _check_limit(kwargs.pop("limit", None))
-    eng = _engine(kwargs.pop("engine", "auto"))
-    budget = Budget(kwargs.pop("timeout", None), kwargs.pop("progress", False))
+    eng = resolve_engine(kwargs.pop("engine", "auto"))
+    budget = _budget(kwargs.pop("timeout", None), kwargs.pop("progress", False))
     plan, g, h = prepare(G, H, "induced" if induced else "mono", fn_name="match_frames", **kwargs)
     if plan.k == 0:
         # GraphMatcher's one empty mapping: one frame of one row and no columns
@@ -551,6 +600,7 @@ def match_frames(G, H, *, induced=False, rows_per_frame=1_000_000, **kwargs):
     inv[plan.order] = np.arange(plan.k)
     keys = _key_array(g.node_keys)
     buf, held = [], 0
+    _start(budget, plan)
     for chunk in eng.iter_chunks(plan, limit=limit, budget=budget):
         buf.append(chunk[:, inv])
         held += chunk.shape[0]
@@ -559,9 +609,9 @@ def match_frames(G, H, *, induced=False, rows_per_frame=1_000_000, **kwargs):
             yield frame_from_rows(rows[:rows_per_frame], g.node_keys, h.node_keys, keys)
             rest = rows[rows_per_frame:]
             buf, held = ([rest], rest.shape[0]) if rest.shape[0] else ([], 0)
+    budget.finish()  # before the last frame: a cut the caller did not ask for raises here
     if held:
         yield frame_from_rows(np.concatenate(buf), g.node_keys, h.node_keys, keys)
-    budget.close()
 
 
 def explain(G, H, *, induced=False, engine="auto", limit=None, collect=False, **kwargs):
@@ -583,16 +633,17 @@ def explain(G, H, *, induced=False, engine="auto", limit=None, collect=False, **
     """
     from .engines import available_engines
     from .engines.auto import _skip_probe, choose, probe
+    from .engines.registry import capabilities_of, engines_with
     from .engines.cpu import plan_arrays
     from .plan.cost import estimate
     from .plan.space import build_space
 
     limit = _check_limit(limit)
-    eng = _engine(engine)
+    eng = resolve_engine(engine)
     plan, g, h = prepare(G, H, "induced" if induced else "mono", fn_name="explain",
                          engine=eng, **kwargs)
-    avail = available_engines()
-    gpu = [e for e in ("gmatch", "gsi", "geneva") if avail.get(e) is None]
+    avail = {e: why for e, why in available_engines().items() if not capabilities_of(e).delta}
+    gpu = [e for e in engines_with(device=True, delta=False) if avail.get(e) is None]
     space, probed = None, None
     on_device = getattr(plan.G, "on_device", False)
     if not plan.empty and plan.k and not on_device and not (gpu and _skip_probe(plan)):

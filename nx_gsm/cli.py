@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import math
 import os
 import sys
 import time
@@ -238,17 +239,17 @@ def _match(args):
         raise CliError("--count prints a number; drop --output (or --count to write the matches)")
     kind = _check_output(args.output) or "csv"
     G, H = _read_pair(args)
-    kw = dict(_match_kwargs(args), limit=args.limit, timeout=args.timeout,
+    # a timeout (infinite when none is given) asks the library for what was found on Ctrl-C,
+    # which the command prints as a partial result
+    timeout = math.inf if args.timeout is None else args.timeout
+    kw = dict(_match_kwargs(args), limit=args.limit, timeout=timeout,
               progress=bool(args.progress))
-    t0 = time.monotonic()
     if args.count:
         fn = api.count_subgraph_isomorphisms if args.induced else api.count_subgraph_monomorphisms
         n = fn(G, H, **kw)
         print(int(n), flush=True)
-        if getattr(n, "partial", False):
-            timed_out = args.timeout is not None and time.monotonic() - t0 >= args.timeout
-            return _partial_line("timeout" if timed_out else "interrupted", args.timeout or 0,
-                                 int(n), "matches")
+        if n.partial:
+            return _partial_line(n.reason, args.timeout or 0, int(n), "matches")
         return EXIT_OK
     fn = api.subgraph_isomorphisms if args.induced else api.subgraph_monomorphisms
     it = fn(G, H, **kw)
@@ -378,9 +379,10 @@ def _info(args):
         print(f"GPU: none usable: {reason}")
     for name, why in available_engines().items():
         print(f"  engine {name:<7} {'available' if why is None else 'unavailable: ' + why}")
-    cupy = _version("cupy-cuda13x") and "cupy-cuda13x" or "cupy-cuda12x"
-    opt = {d: _version(d) for d in ("numba-cuda", cupy, "tqdm", "pandas", "pyarrow",
-                                    "matplotlib", "rustworkx", "igraph", "mkdocs-material")}
+    # the CuPy wheels of both CUDA majors, whichever are installed (none: say so once)
+    cupys = [d for d in ("cupy-cuda13x", "cupy-cuda12x") if _version(d)] or ["cupy-cuda13x"]
+    opt = {d: _version(d) for d in ("numba-cuda", *cupys, "pandas", "pyarrow", "pymetis",
+                                    "distributed", "matplotlib", "rustworkx", "igraph")}
     print("optional: " + ", ".join(f"{d} {v or 'not installed'}" for d, v in opt.items()))
     from .kernel_cache import numba_cache_dir
 

@@ -6,7 +6,7 @@ import networkx as nx
 import pytest
 
 import nx_gsm
-from nx_gsm.engines.base import Budget, PartialCount
+from nx_gsm.engines.base import Budget, Count, PartialCount
 
 BIG_G = nx.complete_graph(60)
 BIG_H = nx.path_graph(9)  # 60!/51! ~ 1.3e15 monomorphisms: never finishes
@@ -38,7 +38,7 @@ def test_complete_runs_are_not_partial():
     it = nx_gsm.subgraph_monomorphisms(nx.complete_graph(5), nx.path_graph(3), timeout=30)
     assert len(list(it)) == 60 and not it.partial
     c = nx_gsm.count_subgraph_monomorphisms(nx.complete_graph(5), nx.path_graph(3), timeout=30)
-    assert type(c) is int and c == 60
+    assert type(c) is Count and not c.partial and c.reason is None and c == 60
 
 
 def test_find_timeout_partial_matchset():

@@ -20,16 +20,54 @@ import numpy as np
 __all__ = ["Budget", "Count", "PartialCount", "Capabilities", "Engine", "PrefixEngine", "DeltaEngine"]
 
 
-class PartialCount(int):
-    """An int returned when a count stopped early (timeout or Ctrl-C): a lower bound.
+class Count(int):
+    """The int a count returns: exact, with ``partial`` False and ``reason`` None.
 
-    ``partial`` is True; complete counts are plain ints.
+    It behaves as a plain Python int everywhere (``==``, hashing, arithmetic results,
+    ``json.dumps``, pickling), so code written for ints keeps working, and every count result
+    answers ``partial`` and ``reason`` whether or not it was cut short.
+
+    Examples
+    --------
+    >>> import json
+    >>> c = Count(60)
+    >>> c == 60, c + 1, json.dumps(c), c.partial, c.reason
+    (True, 61, '60', False, None)
+    """
+
+    __slots__ = ()
+    partial = False
+    reason = None
+
+
+class PartialCount(Count):
+    """A count that stopped early: a lower bound on the number of matches.
+
+    ``partial`` is True and ``reason`` says why: ``"timeout"`` (the ``timeout`` passed) or
+    ``"interrupted"`` (Ctrl-C, where the caller asked for partial results by giving
+    ``timeout=``); ``None`` where an engine used on its own did not say.
+
+    Examples
+    --------
+    >>> c = PartialCount(12, "timeout")
+    >>> c, c.partial, c.reason, c + 0
+    (PartialCount(12, reason='timeout'), True, 'timeout', 12)
     """
 
     partial = True
 
+    def __new__(cls, value, reason=None):
+        self = super().__new__(cls, value)
+        self.reason = reason
+        return self
+
+    def __getnewargs__(self):
+        return (int(self), self.reason)
+
     def __repr__(self):
-        return f"PartialCount({int(self)})"
+        return f"PartialCount({int(self)}, reason={self.reason!r})"
+
+    __str__ = int.__repr__  # print() and f-strings show the number
 
 
 class Budget:
@@ -41,9 +79,22 @@ class Budget:
         Seconds from now (any real number, NumPy's included); None or ``inf`` for no deadline.
         NaN and negative values raise ValueError, other types TypeError.
     progress : bool or callable
-        True shows a tqdm bar (if tqdm is installed); a callable receives
-        ``(found, tasks_done, tasks_total)`` after every slice.
+        True shows a tqdm bar; a callable receives ``(found, done, total)`` after every slice:
+        matches so far, then units of work finished out of ``total``. The total is fixed by the
+        first report that gives one (the matching functions give the pattern's root
+        candidates before the search starts) and ``done`` never decreases; an engine that
+        counts its work in other units is scaled to it. A complete search ends with
+        ``done == total``.
+
+    Attributes
+    ----------
+    partial_ok : bool
+        Whether the caller asked for partial results (the matching functions set it when
+        ``timeout=`` is given). Ctrl-C then ends the search like the deadline does, with
+        ``reason == "interrupted"``; otherwise :meth:`finish` lets KeyboardInterrupt through.
     """
+
+    partial_ok = False
 
     def __init__(self, timeout=None, progress=False):
         if timeout is not None:
@@ -70,33 +121,74 @@ class Budget:
         self._cb = progress if callable(progress) else None
         self._bar = None
         if progress is True:
-            try:
-                from tqdm.auto import tqdm
+            from tqdm.auto import tqdm
 
-                self._bar = tqdm(unit=" tasks", desc="matching", leave=False)
-            except ImportError:
-                self._bar = None
+            self._bar = tqdm(unit=" roots", desc="matching", leave=False)
+        self.found = 0
+        self.done = 0
+        self.total = None
+
+    @property
+    def watched(self):
+        """Whether a progress callback or bar reads the reports (engines skip working out
+        ``done`` otherwise)."""
+        return self._cb is not None or self._bar is not None
+
+    def set_total(self, total):
+        """Fix the amount of work up front (the first total given wins; None is ignored)."""
+        if self.total is None and total:
+            self.total = int(total)
+            if self._bar is not None:
+                self._bar.reset(total=self.total)
+
+    def report(self, found=0, done=0, total=0):
+        """Pass progress on to the callback and the bar: ``done`` out of ``total`` units of
+        work, scaled to the fixed total, never decreasing."""
+        self.found = found
+        if not self.watched:
+            return
+        if total:
+            self.set_total(total)
+            if total != self.total:
+                done = done * self.total // total
+        if self.total is not None:
+            done = min(done, self.total)
+        done = max(done, self.done)
+        self.done = done
+        if self._cb is not None:
+            self._cb(found, done, self.total or 0)
+        if self._bar is not None:
+            self._bar.set_postfix(matches=found, refresh=False)
+            self._bar.update(done - self._bar.n)
 
     def keep_going(self, found=0, done=0, total=0):
-        """Report progress; False (and ``partial`` set) once the deadline has passed."""
-        if self._cb is not None:
-            self._cb(found, done, total)
-        if self._bar is not None:
-            if total and self._bar.total != total:
-                self._bar.total = total
-            self._bar.n = done
-            self._bar.set_postfix(matches=found, refresh=False)
-            self._bar.refresh()
+        """Report progress (:meth:`report`); False (and ``partial`` set) once the deadline has
+        passed."""
+        self.report(found, done, total)
         if self.deadline is not None and time.monotonic() >= self.deadline:
             self.stop("timeout")
             return False
         return True
 
     def stop(self, reason):
+        """Mark the search as stopped early, for ``reason`` ("timeout" or "interrupted")."""
         self.partial = True
         self.reason = reason
 
+    def finish(self, found=None):
+        """End of the search: a complete one reports ``done == total``, the bar closes, and a
+        search Ctrl-C cut where the caller did not ask for partial results
+        (:attr:`partial_ok`) raises KeyboardInterrupt rather than passing a cut result off as
+        complete."""
+        if not self.partial and self.watched:
+            total = self.total or 1
+            self.report(self.found if found is None else found, total, total)
+        self.close()
+        if self.reason == "interrupted" and not self.partial_ok:
+            raise KeyboardInterrupt
+
     def close(self):
+        """Close the progress bar (if any)."""
         if self._bar is not None:
             self._bar.close()
             self._bar = None

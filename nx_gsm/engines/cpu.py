@@ -581,6 +581,37 @@ def trivial_rows(count):
     return np.zeros((count, 0), dtype=np.int32)
 
 
+def _units_left(prefixes, ctl, busy, starts, states, ms, stks, pool_m, pool_hdr):
+    """Units of work of a task window not finished yet, for progress: the prefix rows (or,
+    with no prefixes, the root candidates) that a task still holds. A unit leaves only when
+    its last task is done, so ``total - left`` never decreases."""
+    live = np.flatnonzero(busy)
+    n_pool = int(ctl[1])
+    base = prefixes.shape[1]
+    if base:
+        held = np.concatenate([ms[live, :base], pool_m[:n_pool, :base]])
+        return prefixes.shape[0] - int(ctl[0]) + np.unique(held, axis=0).shape[0]
+    # roots not tried yet (depth-0 ranges of tasks and queued ranges), plus the roots whose
+    # subtree some task is inside
+    top = live[starts[live] == 0]
+    untried = int((stks[top, _HI, 0] - stks[top, _CUR, 0]).sum())
+    queued = pool_hdr[:n_pool, 0] == 0
+    untried += int((pool_hdr[:n_pool, 3] - pool_hdr[:n_pool, 2])[queued].sum())
+    inside = live[(starts[live] > 0) | (states[live, 0] > 0)]
+    roots = np.concatenate([ms[inside, 0], pool_m[:n_pool, 0][~queued]])
+    return untried + np.unique(roots).size
+
+
+def _roots_done(P, state, stk):
+    """Root candidates a sequential search from depth 0 has finished (progress units)."""
+    if state[0] == _DONE:
+        return int(P[2][1] - P[2][0])
+    if state[0] == _NOT_STARTED:
+        return 0
+    # paused below depth 0, the current root's subtree is still under way
+    return int(stk[_CUR, 0] - stk[_LO, 0]) - (1 if state[0] > 0 else 0)
+
+
 def plan_arrays(plan):
     """The plan, candidate-space and data-graph arrays as the tuple every kernel here unpacks."""
     G = plan.G
@@ -690,7 +721,12 @@ class CpuEngine:
                 done, tasks = int(ctl[2]), n_tasks + int(ctl[3])
                 if done == tasks:
                     return total
-                if not budget.keep_going(total + int(counts.sum()), done, tasks):
+                # progress in units fixed up front (root candidates or prefix rows): the
+                # task count grows as tasks are split
+                units = prefixes.shape[0] if prefixes.shape[1] else int(P[2][1] - P[2][0])
+                left = _units_left(prefixes, ctl, busy, starts, states, ms, stks, pool_m,
+                                   pool_hdr) if budget.watched else units
+                if not budget.keep_going(total + int(counts.sum()), units - left, units):
                     return PartialCount(total + int(counts.sum()))
                 run = np.flatnonzero(busy)
                 if threads == 1:
@@ -740,7 +776,7 @@ class CpuEngine:
         state = np.empty(1, dtype=np.int64)
         remaining = limit
         found = 0
-        for row in prefixes:
+        for i, row in enumerate(prefixes):
             m[:depth] = row
             state[0] = _NOT_STARTED
             while state[0] != _DONE:
@@ -757,7 +793,7 @@ class CpuEngine:
                     remaining -= got
                     if remaining <= 0:
                         return
-                if state[0] != _DONE and not budget.keep_going(found):
+                if state[0] != _DONE and not budget.keep_going(found, i, prefixes.shape[0]):
                     return
 
     @staticmethod
@@ -785,5 +821,7 @@ class CpuEngine:
                 remaining -= got
             if got:
                 yield out[:got].copy() if collect else got
-            if state[0] != _DONE and not budget.keep_going(found):
+            roots = int(P[2][1] - P[2][0])
+            if state[0] != _DONE and \
+                    not budget.keep_going(found, _roots_done(P, state, stk), roots):
                 return
