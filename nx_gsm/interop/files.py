@@ -9,13 +9,15 @@ Format::
 Vertex ids must be ``0..N-1``. The vertex label becomes node attribute ``label`` and an edge label
 edge attribute ``label``. Query files of the benchmark write a fourth field ``0`` on every ``e``
 line that carries no information: pass ``edge_labels=False`` to ignore it (the published counts
-assume that). Lines starting with ``#`` and blank lines are skipped. Every error names the file and
-line. The file is read as text line by line, so memory stays proportional to the graph.
+assume that). Lines starting with ``#`` and blank lines are skipped. Every number is ASCII digits
+with an optional sign. Every error names the file and line. The file is read as UTF-8 text (a
+byte-order mark is skipped) line by line, so memory stays proportional to the graph.
 """
 
 from __future__ import annotations
 
 import os
+import re
 
 import networkx as nx
 
@@ -28,11 +30,38 @@ class GraphFormatError(nx.NetworkXError, ValueError):
     """A malformed graph file; the message names the file and line."""
 
 
+# the formats' integers: ASCII digits with an optional sign. Python's int() also takes other
+# scripts' digits ("١٢"), underscores ("1_0") and surrounding spaces
+_INT = re.compile(r"[+-]?[0-9]+", re.ASCII)
+
+
 def _int(tok, what, path, lineno):
+    if not _INT.fullmatch(tok):
+        raise GraphFormatError(f"{path}:{lineno}: {what} must be an integer, got {tok!r}")
+    return _parse_int(tok, what, path, lineno)
+
+
+def _parse_int(tok, what, path, lineno):
+    """int() of a matched ASCII integer, past Python's digit limit a GraphFormatError."""
     try:
         return int(tok)
-    except ValueError:
-        raise GraphFormatError(f"{path}:{lineno}: {what} must be an integer, got {tok!r}") from None
+    except ValueError:  # more digits than sys.get_int_max_str_digits() allows
+        raise GraphFormatError(
+            f"{path}:{lineno}: {what} has {len(tok.lstrip('+-'))} digits, more than Python "
+            f"reads (sys.set_int_max_str_digits)") from None
+
+
+def _bad_utf8(path, exc):
+    """The GraphFormatError for a file that is not UTF-8, naming the first line that is not
+    (text files decode in blocks, so the exception itself does not know the line)."""
+    with open(path, "rb") as fh:
+        for lineno, raw in enumerate(fh, 1):
+            try:
+                raw.decode("utf-8")
+            except UnicodeDecodeError as bad:
+                return GraphFormatError(f"{path}:{lineno}: not UTF-8 text ({bad.reason} at "
+                                        f"byte {bad.start + 1} of the line)")
+    return GraphFormatError(f"{path}: not a UTF-8 text file ({exc.reason})")
 
 
 def read_graph(path, *, edge_labels=True, directed=False):
@@ -69,7 +98,8 @@ def read_graph(path, *, edge_labels=True, directed=False):
     G = nx.DiGraph() if directed else nx.Graph()
     n = m = None
     seen_v = 0
-    with open(path, encoding="utf-8", errors="strict") as fh:
+    # utf-8-sig: a byte-order mark (Excel and Windows tools write one) is not part of the text
+    with open(path, encoding="utf-8-sig", errors="strict") as fh:
         try:
             lines = enumerate(fh, 1)
             for lineno, line in lines:
@@ -120,7 +150,7 @@ def read_graph(path, *, edge_labels=True, directed=False):
                 else:
                     raise GraphFormatError(f"{path}:{lineno}: unknown line type {tag!r}")
         except UnicodeDecodeError as exc:
-            raise GraphFormatError(f"{path}: not a UTF-8 text file ({exc.reason})") from None
+            raise _bad_utf8(path, exc) from None
     if n is None:
         raise GraphFormatError(f"{path}: no 't' header line (empty or not a .graph file)")
     if seen_v != n:

@@ -12,8 +12,10 @@ format         extensions                  contents
 ``edgelist``   anything else               ``u v [edge_label]`` per line, whitespace separated
 =============  ==========================  ==================================================
 
-Node ids and attribute values that look like integers become ints (so ``3`` in a CSV and ``3`` in
-a ``.graph`` file are the same label); everything else stays a string. Every error is a
+Node ids and attribute values written as Python writes an int (ASCII digits, an optional minus
+sign, no leading zero) become ints, so ``3`` in a CSV and ``3`` in a ``.graph`` file are the same
+label; everything else stays a string, so ``01``, ``+1``, ``1_0`` or ``١٢`` never merge with
+another node. Text files are UTF-8; a byte-order mark is skipped. Every error is a
 :class:`~nx_gsm.interop.files.GraphFormatError` (a ``ValueError``) that names the file and, where
 there is one, the line.
 """
@@ -22,10 +24,11 @@ from __future__ import annotations
 
 import csv
 import os
+import re
 
 import networkx as nx
 
-from .files import GraphFormatError, read_graph
+from .files import GraphFormatError, _bad_utf8, _parse_int, read_graph
 
 __all__ = ["FORMATS", "guess_format", "read_any", "read_edgelist", "read_csv"]
 
@@ -47,11 +50,17 @@ def guess_format(path):
     return _BY_EXT.get(ext, "edgelist")
 
 
-def _value(tok):
-    """``"12"`` -> 12, ``"-3"`` -> -3, anything else unchanged (a string)."""
+# an integer is written as Python writes one: ASCII digits, an optional minus sign, no leading
+# zero. Any other spelling stays a string, so two different tokens never become one key
+# ("01" and "1", "+1" and "1", "-0" and "0"; and int() would read "١٢", "1_0" or "²")
+_INT = re.compile(r"-?(?:0|[1-9][0-9]*)", re.ASCII)
+
+
+def _value(tok, path, lineno):
+    """``"12"`` -> 12, ``"-3"`` -> -3, anything else unchanged (a string, stripped)."""
     t = tok.strip()
-    if t and (t.isdigit() or (t[0] in "+-" and t[1:].isdigit())):
-        return int(t)
+    if _INT.fullmatch(t) and t != "-0":
+        return _parse_int(t, "a number", path, lineno)
     return t
 
 
@@ -68,7 +77,8 @@ def read_edgelist(path, *, directed=False):
     path = os.fspath(path)
     G = _empty(directed)
     try:
-        with open(path, encoding="utf-8") as fh:
+        # utf-8-sig: a byte-order mark (Excel and Windows tools write one) is not the first key
+        with open(path, encoding="utf-8-sig") as fh:
             for lineno, line in enumerate(fh, 1):
                 line = line.split("#", 1)[0].split("%", 1)[0]
                 parts = line.split()
@@ -78,13 +88,13 @@ def read_edgelist(path, *, directed=False):
                     raise GraphFormatError(
                         f"{path}:{lineno}: expected 'u v' or 'u v label', got {len(parts)} fields"
                     )
-                u, v = _value(parts[0]), _value(parts[1])
+                u, v = _value(parts[0], path, lineno), _value(parts[1], path, lineno)
                 if len(parts) == 3:
-                    G.add_edge(u, v, label=_value(parts[2]))
+                    G.add_edge(u, v, label=_value(parts[2], path, lineno))
                 else:
                     G.add_edge(u, v)
     except UnicodeDecodeError as exc:
-        raise GraphFormatError(f"{path}: not a UTF-8 text file ({exc.reason})") from None
+        raise _bad_utf8(path, exc) from None
     return G
 
 
@@ -107,8 +117,10 @@ def read_csv(path, *, directed=False, source=None, target=None, delimiter=None):
         delimiter = "\t" if path.lower().endswith(".tsv") else ","
     G = _empty(directed)
     node_attr_line = {}
+    reader = None
     try:
-        with open(path, newline="", encoding="utf-8") as fh:
+        # utf-8-sig: with a byte-order mark the first header name would not be found
+        with open(path, newline="", encoding="utf-8-sig") as fh:
             reader = csv.reader(fh, delimiter=delimiter)
             header = None
             for row in reader:
@@ -157,7 +169,7 @@ def read_csv(path, *, directed=False, source=None, target=None, delimiter=None):
                     raise GraphFormatError(
                         f"{path}:{lineno}: {len(row)} fields, the header has {len(header)}"
                     )
-                u, v = _value(row[si]), _value(row[ti])
+                u, v = _value(row[si], path, lineno), _value(row[ti], path, lineno)
                 if u == "" or v == "":
                     raise GraphFormatError(f"{path}:{lineno}: empty source or target")
                 eattrs = {}
@@ -165,7 +177,7 @@ def read_csv(path, *, directed=False, source=None, target=None, delimiter=None):
                     if role is None or cell.strip() == "":
                         continue
                     kind, name = role
-                    val = _value(cell)
+                    val = _value(cell, path, lineno)
                     if kind == "e":
                         eattrs[name] = val
                         continue
@@ -183,9 +195,10 @@ def read_csv(path, *, directed=False, source=None, target=None, delimiter=None):
                     G.nodes[node][name] = val
                 G.add_edge(u, v, **eattrs)
     except UnicodeDecodeError as exc:
-        raise GraphFormatError(f"{path}: not a UTF-8 text file ({exc.reason})") from None
+        raise _bad_utf8(path, exc) from None
     except csv.Error as exc:
-        raise GraphFormatError(f"{path}: malformed CSV ({exc})") from None
+        where = f"{path}:{reader.line_num}" if reader is not None and reader.line_num else path
+        raise GraphFormatError(f"{where}: malformed CSV ({exc})") from None
     return G
 
 
@@ -216,8 +229,12 @@ def read_any(path, fmt=None, *, directed=False, edge_labels=True, csv_source=Non
         if fmt == "graphml":
             return nx.read_graphml(path)
         # label=None: node ids become the keys and a "label" field stays an attribute, so
-        # --label label works on GML files as on the other formats
-        return nx.read_gml(path, label=None)
+        # --label label works on GML files as on the other formats. NetworkX reads GML as
+        # ASCII, so a byte-order mark is skipped here
+        with open(path, "rb") as fh:
+            if fh.read(3) != b"\xef\xbb\xbf":
+                fh.seek(0)
+            return nx.read_gml(fh, label=None)
     except MemoryError:
         raise
     except Exception as exc:  # noqa: BLE001 - NetworkX's parsers raise many kinds on junk

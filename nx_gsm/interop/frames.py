@@ -132,7 +132,8 @@ def from_csr(indptr, indices, *, directed=False, node_keys=None, node_labels=Non
              on_device=None):
     """A graph from CSR arrays (NumPy or CuPy), e.g. a SciPy or cuGraph adjacency.
 
-    For undirected graphs every edge must appear in both rows (a symmetric matrix). Device arrays
+    For undirected graphs the matrix is symmetric (every edge in both rows) or holds one triangle
+    (every edge once, upper or lower); anything else raises ValueError. Device arrays
     (CuPy, or anything with ``__cuda_array_interface__``) give a
     :class:`~nx_gsm.interop.device.DeviceGraph` that the GPU engine matches in place, with no host
     copy (``on_device=False`` forces the host model); host arrays give a GsmGraph.
@@ -161,13 +162,36 @@ def from_csr(indptr, indices, *, directed=False, node_keys=None, node_labels=Non
     src = csr_sources(indptr)
     dst = indices
     if not directed:
-        keep = src <= dst
-        src, dst = src[keep], dst[keep]
+        src, dst = _one_triangle(src, dst, n)
     keys = list(range(n)) if node_keys is None else list(node_keys)
     node_data = None
     if node_labels is not None:
         node_data = [{"label": x} for x in _to_host_array(node_labels).tolist()]
     return GsmGraph.from_edges(keys, src, dst, directed=directed, node_data=node_data)
+
+
+def _one_triangle(src, dst, n):
+    """Each undirected edge once, from a symmetric matrix or from either triangle alone.
+
+    Taking the upper triangle of a lower-triangular matrix would drop every edge without a word,
+    so a matrix that is neither symmetric nor triangular is refused.
+    """
+    up, low = src < dst, src > dst
+    loops = src == dst
+    if not low.any():
+        keep = up | loops
+    elif not up.any():
+        keep = low | loops
+    else:
+        width = np.int64(max(n, 1))
+        a = np.sort(src[up] * width + dst[up])
+        b = np.sort(dst[low] * width + src[low])
+        if not np.array_equal(a, b):
+            raise ValueError("an undirected graph's CSR must be symmetric, or hold one triangle "
+                             "(every edge in the rows of its smaller or of its larger end); "
+                             "pass directed=True for a directed graph")
+        keep = up | loops
+    return src[keep], dst[keep]
 
 
 def from_cugraph(G):
