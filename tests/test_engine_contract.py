@@ -88,3 +88,16 @@ def test_a_user_engine_object_runs_through_the_api_and_the_matcher():
     got = nx_gsm.GraphMatcher(G, H, engine=eng)
     assert {frozenset(m.items()) for m in got.subgraph_monomorphisms_iter()} == _vf2(G, H)
     assert eng.calls == 2
+
+
+def test_an_engine_whose_package_is_missing_says_which(monkeypatch):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "pymetis" else real(name, *a))
+    from nx_gsm.engines.registry import available_engines
+
+    assert "pymetis is not installed" in available_engines()["partitioned"]
+    with pytest.raises(RuntimeError, match="pymetis is not installed"):
+        get_engine("partitioned")

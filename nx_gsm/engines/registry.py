@@ -8,6 +8,7 @@ works without CUDA: GPU engine modules are imported only when a device is usable
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from dataclasses import dataclass
 
 from .base import Capabilities, DeltaEngine, Engine
@@ -87,6 +88,9 @@ def available_engines():
     out = {}
     for name, spec in SPECS.items():
         out[name] = reason if spec.capabilities.device else None
+        for need in spec.capabilities.needs:
+            if out[name] is None and need != "cuda" and importlib.util.find_spec(need) is None:
+                out[name] = f"{need} is not installed (pip install '.[distributed]')"
     if reason is None:
         from . import gpu
 
@@ -140,7 +144,7 @@ def get_engine(name, **options):
         from .auto import AutoEngine
 
         return AutoEngine({e: _engine_class(e)() for e in usable})
-    if SPECS[name].capabilities.device:
+    if SPECS[name].capabilities.needs:
         reason = available_engines()[name]
         if reason is not None:
             raise RuntimeError(f"engine {name!r} is not available: {reason}")

@@ -42,9 +42,17 @@ def device_reason():
     """None when a CUDA device is usable (Numba CUDA + CuPy), else a one-line reason why not."""
     if is_simulator():
         return "the Numba CUDA simulator is active (NUMBA_ENABLE_CUDASIM=1); GPU engines need a device"
+    # numba itself still ships a numba.cuda module that imports fine without numba-cuda and
+    # then reports no device: ask for the package first, so the reason names what is missing
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        version("numba-cuda")
+    except PackageNotFoundError:
+        return "numba-cuda is not installed (install nx-gsm's gpu extra: pip install '.[gpu]')"
     try:
         from numba import cuda
-    except Exception as exc:  # numba-cuda missing or broken
+    except Exception as exc:  # numba-cuda broken
         return f"numba.cuda cannot be imported ({exc.__class__.__name__}: {exc})"
     try:
         if not cuda.is_available():
@@ -54,7 +62,7 @@ def device_reason():
     try:
         import cupy  # noqa: F401
     except Exception as exc:
-        return f"CuPy cannot be imported ({exc.__class__.__name__}: {exc}); install nx-gsm[gpu]"
+        return f"CuPy cannot be imported ({exc.__class__.__name__}: {exc}); install nx-gsm's gpu extra"
     return None
 
 
