@@ -165,8 +165,8 @@ def recount(G, H, engine, cap, repeat_under=None):
     """(seconds, count, complete) of counting the matches from scratch (the graph's conversion,
     plan and count). With
     ``repeat_under``, a complete recount that took less than that many seconds runs again and
-    the faster time counts: a graph's first recount also pays one-time costs (v12 measured
-    5-6 s on a first recount that took 0.6 s the next time), which no recount of a served
+    the faster time counts: a graph's first recount also pays one-time costs (5-6 s were
+    measured on a first recount that took 0.6 s the next time), which no recount of a served
     graph would."""
     from nx_gsm.api import prepare
     from nx_gsm.engines.base import Budget
@@ -282,8 +282,8 @@ def run(engine, patterns, fractions, batches, seed, cap, recount_cap, root=None,
 
     With ``stream`` a setting's batches are applied back to back, as a served stream takes
     them, and each after-graph is recounted afterwards in a second pass (the batches replayed
-    on a NetworkX copy of the start graph; rows marked ``recount_after_stream``): on an H100's
-    host an apply right after a recount was 25-30% slower in every phase (v19; likely the
+    on a NetworkX copy of the start graph; rows marked ``recount_after_stream``): on a GPU machine's
+    host an apply right after a recount was 25-30% slower in every phase (likely the
     recount evicting the host's caches)."""
     from nx_gsm.incremental import IncrementalMatcher
 

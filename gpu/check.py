@@ -38,7 +38,7 @@ The whole check for the device tool (about 8 minutes; the datasets copy is ``.gp
 
     source .whl/env.sh; python3 -m gpu.check --budget 530 --per-group 8 --cpu-timeout 15
 
-Issue 4's protocol as recorded since v37 (``gpu/NOTES.md``): ``--budget 480 --tests-timeout 100
+The full protocol of the speed targets: ``--budget 480 --tests-timeout 100
 --phases warmup,tests,conformance,yeast,bench --cpu-timeout 10 --gpu-limit 5 --vf2-queries
 screened``.
 
@@ -565,7 +565,7 @@ def _stats(ratios):
 # per dataset, a query of a few milliseconds whose search reaches the host levels' parallel
 # path, the GPU BFS and the DFS: the warm-up phase's unlabelled toy counts do not compile those
 # specialisations, and on a fresh card host (empty Numba cache) the first timed yeast-16 query
-# took 8.7 s (gpu/NOTES.md v27)
+# took 8.7 s
 _WARM_QUERY = {"yeast": "query_dense_16_1.graph", "human": "query_sparse_8_16.graph"}
 
 
@@ -648,15 +648,15 @@ def phase_bench(rec, budget, per_group, cpu_timeout, vf2_timeout, gpu_limit, onl
         _log("worker warm-up:", wq, worker.run("cpu", ygraph, ybase / "query_graph" / wq, 300))
     eng = GMatchEngine(time_limit=gpu_limit)
     variants = {"no-steal": GMatchEngine(time_limit=2 * gpu_limit, steal=False),
-                # v28's default: the BFS levels past the host's launched from the host
-                # (chains), then the DFS -- against the fused search's one launch
+                # the BFS levels past the host's launched from the host (chains), then the
+                # DFS -- against the fused search's one launch
                 "chained": GMatchEngine(time_limit=2 * gpu_limit, fused=False),
-                # v31's rule: every 16-level stack from the roots, however small its
-                # candidate space (v32: small ones on the host)
+                # every 16-level stack from the roots, however small its candidate space
+                # (the default searches small ones on the host)
                 "no-small": GMatchEngine(time_limit=2 * gpu_limit, small_space=0),
-                # v30's levels, every one over the grid (v31: narrow ones in one block)
+                # every level over the grid (the default runs narrow ones in one block)
                 "no-narrow": GMatchEngine(time_limit=2 * gpu_limit, fused_narrow=0),
-                # v34's edge tests: every one a binary search of the row (v35: the bitmap)
+                # every edge test a binary search of the row (the default: the bitmap)
                 "no-adj": GMatchEngine(time_limit=2 * gpu_limit, adjacency_bits=False)}
     rows = []
     t_all = time.perf_counter()
@@ -711,15 +711,14 @@ def phase_bench(rec, budget, per_group, cpu_timeout, vf2_timeout, gpu_limit, onl
                         if sum(times) > 0.5:
                             break
                 row["gmatch_s"] = statistics.median(times)
-                # every run: the card host's timing noise is visible per query (v26: host-only
-                # queries 0.14-13x apart between calls)
+                # every run: the card host's timing noise is visible per query (host-only
+                # queries were seen 0.14-13x apart between calls)
                 row["gmatch_runs_s"] = [round(x, 6) for x in times]
                 row["count"] = c
                 if baseline == "cpu" and row["gmatch_s"] < 1.0:
                     # ablations on the same plan (the variants above), against the default's
                     # warm runs: its first run built the plan's space and slots, so its median
                     # was the slower of two warm runs and every ablation looked 5-10% faster
-                    # (v32 calls 3-4)
                     t = time.perf_counter()
                     eng.count(plan)
                     row["gmatch_warm_s"] = statistics.median(

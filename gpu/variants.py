@@ -1,5 +1,5 @@
 """Interleaved A/B of gmatch configurations on one card (the card host's timing noise between
-runs is larger than most changes: gpu/NOTES.md v27-v28).
+runs is larger than most changes, so only an interleaved A/B tells them apart).
 
 On the GPU machine::
 

@@ -51,7 +51,7 @@ def test_counts_from_each_process_and_a_killed_one_not_counted(tmp_path):
 
 
 def test_each_suite_warms_its_engines_and_the_baseline_worker_first(tmp_path):
-    """The bench's per-suite warm-up (v27: on a fresh card host the first timed yeast-16
+    """The bench's per-suite warm-up (on a fresh card host the first timed yeast-16
     query compiled host-level code inside its timing) runs the default engine, every variant
     and the baseline worker once on the dataset's warm-up query, untimed."""
     import networkx as nx
