@@ -154,6 +154,10 @@ class _Rows:
     _PARQUET_ROWS = 1 << 16
 
     def __init__(self, kind, path, hnodes, G):
+        if kind == "parquet" and not hnodes:
+            raise CliError("--output .parquet cannot store the empty pattern's one empty "
+                           "mapping (a Parquet table without columns has no rows); use .csv or "
+                           ".jsonl")
         self.kind, self.path, self.hnodes = kind, path, hnodes
         self.n = 0
         self.fh = None
@@ -253,9 +257,6 @@ def _match(args):
         return EXIT_OK
     fn = api.subgraph_isomorphisms if args.induced else api.subgraph_monomorphisms
     it = fn(G, H, **kw)
-    if kind == "parquet" and len(H) == 0:
-        raise CliError("--output .parquet cannot store the empty pattern's one empty mapping "
-                       "(a Parquet table without columns has no rows); use .csv or .jsonl")
     rows = _Rows(kind, args.output, list(H), G)
     reason = None
     try:

@@ -116,6 +116,7 @@ def test_cli_rejects_nan_timeout(capsys, tmp_path):
 _CHILD = textwrap.dedent('''
     import json, sys
     import networkx as nx
+    import numpy as np
     from networkx.algorithms.isomorphism import DiGraphMatcher, GraphMatcher
     from nx_gsm.api import prepare
     from nx_gsm.engines.cpu import CpuEngine
@@ -163,7 +164,20 @@ _CHILD = textwrap.dedent('''
                         if not ok:
                             bad.append([directed, len(G), len(H), mode, limit, int(c), rows,
                                         len(want)])
-    print(json.dumps({"cases": n, "bad": bad}))
+    # arguments a kernel would index by: refused with ValueError before any compiled call
+    plan = prepare(nx.complete_graph(5), nx.path_graph(3), "mono")[0]
+    calls = [lambda: list(engine.iter_chunks(plan, chunk=0))]
+    if hasattr(engine, "count_from"):
+        for pre in ([[999]], [[-1, 2]], [[0, 1, 2, 3]], [0, 1]):
+            calls.append(lambda pre=pre: engine.count_from(plan, np.array(pre)))
+            calls.append(lambda pre=pre: list(engine.iter_from(plan, np.array(pre))))
+    refused = 0
+    for call in calls:
+        try:
+            call()
+        except ValueError:
+            refused += 1
+    print(json.dumps({"cases": n, "bad": bad, "refused": [refused, len(calls)]}))
 ''')
 
 
@@ -177,6 +191,8 @@ def test_engine_objects_on_degenerate_plans_in_a_child_process(engine):
     res = json.loads(proc.stdout.strip().splitlines()[-1])
     assert res["cases"] == 2 * 6 * 5 * 3 * 4
     assert res["bad"] == []
+    refused, calls = res["refused"]
+    assert refused == calls == (9 if engine == "cpu" else 1)
 
 
 @pytest.mark.parametrize("bad,exc", [(-1, ValueError), (1.5, TypeError), (True, TypeError)])
@@ -254,33 +270,60 @@ def _cli(argv, capsys):
     return rc, capsys.readouterr()
 
 
-def test_cli_empty_pattern_outputs(capsys, tmp_path):
+@pytest.mark.parametrize("ext", ["csv", "jsonl", "parquet"])
+def test_cli_writer_empty_pattern_is_one_empty_mapping(tmp_path, ext):
     import csv as csvmod
 
+    from nx_gsm.cli import CliError, _Rows
+
+    G = nx.path_graph(3)
+    want = _vf2(G, nx.Graph())
+    out = tmp_path / f"o.{ext}"
+    out.write_bytes(b"keep me")
+    if ext == "parquet":
+        # Parquet has no rows without columns: refused before the file is touched
+        with pytest.raises(CliError, match="empty pattern"):
+            _Rows(ext, str(out), [], G)
+        assert out.read_bytes() == b"keep me" and _no_temp_files(tmp_path)
+        return
+    rows = _Rows(ext, str(out), [], G)
+    for m in want:
+        rows.add(m)
+    rows.close()
+    if ext == "jsonl":
+        assert [json.loads(x) for x in out.read_text().splitlines()] == want
+    else:
+        with open(out, newline="") as fh:
+            got = list(csvmod.reader(fh))
+        assert got == [[]] + [[]] * len(want)  # an empty header, one empty row per mapping
+
+
+@pytest.mark.parametrize("ext", ["csv", "jsonl", "parquet"])
+def test_cli_empty_pattern_is_vf2s_answer_or_refused(capsys, tmp_path, ext):
+    """Through the command: the one empty mapping, or (a pattern file without nodes being an
+    empty or wrong file far more often than a question) a one-line error that leaves the
+    output file as it was; never a wrong answer or a traceback."""
     from nx_gsm.cli import EXIT_ERROR, EXIT_OK
 
     g = tmp_path / "g.edgelist"
     g.write_text("0 1\n1 2\n")
     h = tmp_path / "h.edgelist"
     h.write_text("")
-    want = len(_vf2(nx.path_graph(3), nx.Graph()))
-    rc, _ = _cli(["match", g, h, "--output", tmp_path / "o.jsonl"], capsys)
-    assert rc == EXIT_OK
-    lines = (tmp_path / "o.jsonl").read_text().splitlines()
-    assert [json.loads(x) for x in lines] == [{}] * want
-    rc, _ = _cli(["match", g, h, "--output", tmp_path / "o.csv"], capsys)
-    assert rc == EXIT_OK
-    with open(tmp_path / "o.csv", newline="") as fh:
-        rows = list(csvmod.reader(fh))
-    assert rows == [[]] + [[]] * want  # an empty header, then one empty row per mapping
-    rc, out = _cli(["match", g, h, "--count"], capsys)
-    assert rc == EXIT_OK and out.out.strip() == str(want)
-    # Parquet has no zero-column rows: refused before any file is touched
-    pq_path = tmp_path / "o.parquet"
-    pq_path.write_bytes(b"keep me")
-    rc, out = _cli(["match", g, h, "--output", pq_path], capsys)
-    assert rc == EXIT_ERROR and "empty pattern" in out.err
-    assert pq_path.read_bytes() == b"keep me"
+    out = tmp_path / f"o.{ext}"
+    out.write_bytes(b"keep me")
+    want = _vf2(nx.path_graph(3), nx.Graph())
+    rc, res = _cli(["match", g, h, "--output", out], capsys)
+    if rc == EXIT_OK:
+        assert ext != "parquet"
+        if ext == "jsonl":
+            assert [json.loads(x) for x in out.read_text().splitlines()] == want
+        else:
+            assert out.read_text() == "\n" * (1 + len(want))
+    else:
+        assert rc == EXIT_ERROR and len(res.err.strip().splitlines()) == 1
+        assert "pattern" in res.err
+        assert out.read_bytes() == b"keep me"
+    assert _no_temp_files(tmp_path)
 
 
 def _no_temp_files(folder):

@@ -30,7 +30,7 @@ from ..plan.space import build_space
 from .base import UNLIMITED, PartialCount
 from .registry import capabilities_of
 
-__all__ = ["CpuEngine", "trivial_answer", "trivial_rows"]
+__all__ = ["CpuEngine", "check_chunk", "check_prefixes", "trivial_answer", "trivial_rows"]
 
 _NOT_STARTED = -2
 _DONE = -1
@@ -576,6 +576,31 @@ def trivial_answer(plan, limit):
     return limit, None
 
 
+def check_chunk(chunk):
+    """``chunk`` (rows per yielded array) as a positive int: the kernels fill a buffer of that
+    many rows, and an empty one would never fill."""
+    if isinstance(chunk, (bool, np.bool_)) or not isinstance(chunk, numbers.Integral):
+        raise TypeError(f"chunk must be a positive int, got {chunk!r}")
+    if chunk < 1:
+        raise ValueError(f"chunk must be a positive int, got {chunk}")
+    return int(chunk)
+
+
+def check_prefixes(plan, prefixes):
+    """``prefixes`` as a C-contiguous int32 array, checked as far as memory safety needs: two
+    dimensions, at most ``plan.k`` columns and data node ids in range (the kernels index by
+    them without bounds checks). That each row is a partial match is the caller's promise."""
+    arr = np.asarray(prefixes)
+    if arr.ndim != 2 or arr.shape[1] > plan.k or (arr.size and arr.dtype.kind not in "iu"):
+        raise ValueError(f"prefixes must be an integer array of shape (rows, L) with "
+                         f"L <= {plan.k}, got shape {arr.shape} of {arr.dtype}")
+    if arr.size:
+        lo, hi = int(arr.min()), int(arr.max())
+        if lo < 0 or hi >= plan.G.n:
+            raise ValueError(f"prefixes hold data node ids outside 0..{plan.G.n - 1}")
+    return np.ascontiguousarray(arr, dtype=np.int32)
+
+
 def trivial_rows(count):
     """The rows of a trivial answer (:func:`trivial_answer`): one empty mapping or none."""
     return np.zeros((count, 0), dtype=np.int32)
@@ -738,6 +763,7 @@ class CpuEngine:
             return PartialCount(total + int(counts.sum()))
 
     def iter_chunks(self, plan, chunk=4096, limit=None, budget=UNLIMITED):
+        chunk = check_chunk(chunk)
         limit, known = trivial_answer(plan, limit)
         if known is not None:
             if known:
@@ -748,8 +774,8 @@ class CpuEngine:
     def count_from(self, plan, prefixes, budget=UNLIMITED):
         """Matches below the given partial matches (rows of depths 0..L-1 in ``plan.order``),
         each prefix's subtree counted once: how a GPU engine hands unfinished work to the CPU."""
-        prefixes = np.ascontiguousarray(prefixes, dtype=np.int32)
-        if prefixes.shape[0] == 0:
+        prefixes = check_prefixes(plan, prefixes)
+        if prefixes.shape[0] == 0 or plan.empty:
             return 0
         if prefixes.shape[1] == plan.k:
             return int(prefixes.shape[0])
@@ -759,9 +785,11 @@ class CpuEngine:
     def iter_from(self, plan, prefixes, chunk=4096, limit=None, budget=UNLIMITED):
         """Like :meth:`iter_chunks`, restricted to the subtrees of ``prefixes`` (see
         :meth:`count_from`)."""
-        prefixes = np.ascontiguousarray(prefixes, dtype=np.int32)
+        prefixes = check_prefixes(plan, prefixes)
+        chunk = check_chunk(chunk)
+        limit, _ = trivial_answer(plan, limit)
         k = plan.k
-        if prefixes.shape[0] == 0 or (limit is not None and limit <= 0):
+        if prefixes.shape[0] == 0 or limit == 0 or plan.empty:
             return
         if prefixes.shape[1] == k:
             rows = prefixes if limit is None else prefixes[:limit]

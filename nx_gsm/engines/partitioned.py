@@ -68,6 +68,7 @@ from .cpu import (
     _consistent,
     _setup,
     _value,
+    check_chunk,
     plan_arrays,
     trivial_answer,
     trivial_rows,
@@ -844,6 +845,7 @@ class PartitionedEngine:
         return total if limit is None else min(total, limit)
 
     def iter_chunks(self, plan, chunk=4096, limit=None, budget=UNLIMITED):
+        chunk = check_chunk(chunk)
         limit, known = trivial_answer(plan, limit)
         if known is not None:
             self.last_stats = None
