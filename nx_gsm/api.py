@@ -583,9 +583,12 @@ def match_frames(G, H, *, induced=False, rows_per_frame=1_000_000, **kwargs):
     """
     from .results import _key_array, frame_from_rows
 
-    if isinstance(rows_per_frame, bool) or not isinstance(rows_per_frame, int) or \
-            rows_per_frame < 1:
-        raise ValueError(f"rows_per_frame must be a positive int, got {rows_per_frame!r}")
+    if isinstance(rows_per_frame, (bool, np.bool_)) or \
+            not isinstance(rows_per_frame, numbers.Integral):
+        raise TypeError(f"rows_per_frame must be a positive int, got {rows_per_frame!r}")
+    rows_per_frame = int(rows_per_frame)
+    if rows_per_frame < 1:
+        raise ValueError(f"rows_per_frame must be a positive int, got {rows_per_frame}")
     limit = _check_limit(kwargs.pop("limit", None))
     eng = resolve_engine(kwargs.pop("engine", "auto"))
     budget = _budget(kwargs.pop("timeout", None), kwargs.pop("progress", False))

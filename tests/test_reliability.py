@@ -469,3 +469,14 @@ def test_harness_markdown_failure_leaves_the_file_unchanged(tmp_path, monkeypatc
         bcli.main(["report", str(rec), "--markdown", str(md)])
     assert md.read_bytes() == b"old harness report"
     assert _no_temp_files(tmp_path)
+
+
+def test_match_frames_rows_per_frame_takes_numpy_integers():
+    G, H = nx.complete_graph(4), nx.path_graph(3)
+    n = len(_vf2(G, H))
+    sizes = [len(f) for f in nx_gsm.match_frames(G, H, rows_per_frame=np.int64(10))]
+    assert sum(sizes) == n and max(sizes) == 10
+    with pytest.raises(ValueError, match="rows_per_frame"):
+        list(nx_gsm.match_frames(G, H, rows_per_frame=np.int64(0)))
+    with pytest.raises(TypeError, match="rows_per_frame"):
+        list(nx_gsm.match_frames(G, H, rows_per_frame=2.0))
