@@ -66,13 +66,32 @@ def _read(path, args=None, *, role="graph", edge_labels=True):
 def _read_pair(args):
     G = _read(args.data, args, role="data graph")
     H = _read(args.pattern, args, role="pattern", edge_labels=not args.no_edge_labels)
+    if H.number_of_nodes() == 0:
+        # the empty pattern matches once anywhere (GraphMatcher's rule): from a file that is
+        # an empty or wrong file far more often than a question
+        raise CliError(f"pattern file {args.pattern} has no nodes (an empty file, or only "
+                       "comments?)")
     return G, H
+
+
+def _graph_files(args):
+    """Whether both files are in the t/v/e ``.graph`` format."""
+    from .interop.formats import guess_format
+
+    return all((args.format or guess_format(path)) == "graph" for path in (args.data,
+                                                                          args.pattern))
 
 
 def _match_kwargs(args):
     kw = {"engine": args.engine}
-    if args.label:
-        kw["node_label"] = args.label
+    if args.label and args.no_labels:
+        raise CliError("give --label or --no-labels, not both")
+    label = args.label
+    if label is None and not args.no_labels and _graph_files(args):
+        # every vertex of a t/v/e file has a label, and the query means it
+        label = "label"
+    if label:
+        kw["node_label"] = label
     if args.edge_label:
         kw["edge_label"] = args.edge_label
     return kw
@@ -527,7 +546,10 @@ def _graph_options(p):
     p.add_argument("--engine", default="auto", choices=NAMES,
                    help="engine (default auto: the planner's choice)")
     p.add_argument("--label", metavar="ATTR", default=None,
-                   help="node attribute that must be equal (every node must have it)")
+                   help="node attribute that must be equal (every node must have it; "
+                        "default 'label' when both files are .graph files)")
+    p.add_argument("--no-labels", action="store_true",
+                   help="match .graph files without their vertex labels")
     p.add_argument("--edge-label", metavar="ATTR", default=None,
                    help="edge attribute that must be equal (every edge must have it)")
     g = p.add_argument_group("input files")

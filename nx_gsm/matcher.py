@@ -46,8 +46,14 @@ class _GsmMatcherMixin:
         plan, _, _ = api.prepare(self.G1, self.G2, mode, node_match=self.node_match,
                                  edge_match=self.edge_match, fn_name=type(self).__name__)
         for m in api.iter_mappings(plan, resolve_engine(self.engine)):
+            # as VF2 leaves them: while the iterator is paused at a mapping (e.g. after
+            # subgraph_is_isomorphic()), core_1/core_2 hold it both ways; ``mapping`` keeps the
+            # last one found
             self.mapping = m
+            self.core_1 = dict(m)
+            self.core_2 = {h: g for g, h in m.items()}
             yield m
+        self.core_1, self.core_2 = {}, {}
 
     def isomorphisms_iter(self):
         """Iterate over all isomorphisms between G1 and G2 (``{G1_node: G2_node}``)."""

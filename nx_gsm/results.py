@@ -101,8 +101,20 @@ class MatchSet:
 
     def to_cudf(self):
         """A cuDF DataFrame, one column per pattern node (string names, like cuGraph's
-        ``subgraph_monomorphism``), holding the original G node keys."""
-        import cudf
+        ``subgraph_monomorphism``), holding the original G node keys.
+
+        Raises
+        ------
+        ImportError
+            When cuDF is not installed (it comes with RAPIDS, not with nx-gsm).
+        """
+        try:
+            import cudf
+        except ImportError as exc:
+            raise ImportError(
+                "MatchSet.to_cudf() needs cuDF, which is not installed: install cudf from "
+                "RAPIDS (e.g. pip install cudf-cu12, see https://docs.rapids.ai/install), or "
+                "use to_pandas()") from exc
 
         if self.on_device and isinstance(self._g_keys, range) and self._g_keys.start == 0 \
                 and self._g_keys.step == 1:

@@ -397,3 +397,97 @@ def test_module_entry_point(tmp_path):
     assert proc.stdout.strip() == str(
         nx_gsm.count_subgraph_monomorphisms(nx.Graph(labelled_data().edges()),
                                             nx.Graph(labelled_pattern().edges())))
+
+
+# -- labels of .graph files, empty patterns, python -m nx_gsm, edge-list headers, Ctrl-C count --
+def test_graph_files_match_with_their_labels_by_default(capsys, tmp_path):
+    G, H = labelled_data(), labelled_pattern()
+    d, p = write(G, tmp_path / "d.graph"), write(H, tmp_path / "p.graph")
+    labelled = nx_gsm.count_subgraph_monomorphisms(G, H, node_label="label")
+    plain = nx_gsm.count_subgraph_monomorphisms(nx.Graph(G.edges()), nx.Graph(H.edges()))
+    assert labelled != plain  # the files' labels change the answer
+    rc, out, err = run(capsys, "match", d, p, "--count")
+    assert rc == EXIT_OK and int(out) == labelled, err
+    rc, out, err = run(capsys, "match", d, p, "--count", "--no-labels")
+    assert rc == EXIT_OK and int(out) == plain, err
+    rc, _, err = run(capsys, "match", d, p, "--count", "--no-labels", "--label", "label")
+    assert rc == EXIT_ERROR
+    one_error_line(err, "--no-labels")
+    # other formats keep matching without labels unless --label is given
+    d2, p2 = write(G, tmp_path / "d.csv"), write(H, tmp_path / "p.csv")
+    rc, out, err = run(capsys, "match", d2, p2, "--count")
+    assert rc == EXIT_OK and int(out) == plain, err
+
+
+@pytest.mark.parametrize("name, text", [("p.txt", ""), ("p.txt", "# only a comment\n"),
+                                        ("p.graph", "t 0 0\n")])
+def test_empty_pattern_file_is_an_error(capsys, tmp_path, name, text):
+    d = write(labelled_data(), tmp_path / "d.txt")
+    p = tmp_path / name
+    p.write_text(text)
+    for extra in ([], ["--count"]):
+        rc, out, err = run(capsys, "match", d, p, *extra)
+        assert rc == EXIT_ERROR and out == ""
+        one_error_line(err, str(p), "no nodes")
+
+
+def test_python_dash_m_nx_gsm(tmp_path):
+    d = write(labelled_data(), tmp_path / "d.txt")
+    p = write(labelled_pattern(), tmp_path / "p.txt")
+    proc = subprocess.run([sys.executable, "-m", "nx_gsm", "match", str(d), str(p), "--count"],
+                          capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert proc.returncode == 0, proc.stderr
+    assert int(proc.stdout) == nx_gsm.count_subgraph_monomorphisms(
+        nx.Graph(labelled_data().edges()), nx.Graph(labelled_pattern().edges()))
+
+
+def test_edge_list_count_header_is_not_an_edge(capsys, tmp_path):
+    from nx_gsm.interop.formats import read_edgelist
+
+    G = nx.Graph(labelled_data().edges())  # 5 nodes 0..4, 6 edges
+    body = "".join(f"{u} {v}\n" for u, v in G.edges())
+    snap = tmp_path / "snap.txt"
+    snap.write_text(f"# Directed graph: snap.txt\n# Nodes: 5 Edges: 6\n5 6\n{body}")
+    one_based = tmp_path / "one.txt"
+    one_based.write_text("4 3\n1 2\n2 3\n3 4\n")
+    for path, want in ((snap, G), (one_based, nx.path_graph([1, 2, 3, 4]))):
+        got = read_edgelist(path)
+        assert sorted(got.nodes) == sorted(want.nodes)
+        assert {frozenset(e) for e in got.edges} == {frozenset(e) for e in want.edges}
+    # a first line that does not count the rest is an edge
+    edge = tmp_path / "edge.txt"
+    edge.write_text("5 7\n" + body)
+    assert read_edgelist(edge).has_edge(5, 7)
+    p = write(labelled_pattern(), tmp_path / "p.txt")
+    rc, out, err = run(capsys, "match", snap, p, "--count")
+    assert rc == EXIT_OK and int(out) == nx_gsm.count_subgraph_monomorphisms(
+        G, nx.Graph(labelled_pattern().edges())), err
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGINT to a child process is POSIX")
+def test_ctrl_c_during_count_prints_partial_count(huge):
+    d, p = huge
+    code = textwrap.dedent("""
+        import signal, sys
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        from nx_gsm.cli import main
+        sys.exit(main(sys.argv[1:]))
+    """)
+    proc = subprocess.Popen([sys.executable, "-c", code, "match", str(d), str(p), "--count",
+                             "--progress"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    try:
+        seen = ""
+        while "matches=" not in seen:  # the bar's first report: the search is under way
+            ch = proc.stderr.read(1)
+            assert ch, seen
+            seen += ch
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == EXIT_INTERRUPTED, err
+    assert "partial: interrupted" in err
+    assert int(out) > 0

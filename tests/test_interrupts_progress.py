@@ -3,7 +3,8 @@ fixed before the search starts.
 
 Ctrl-C is simulated by a progress callback that raises KeyboardInterrupt (the callback runs
 between the engine's slices, where a real SIGINT lands too) and, once per form, by a real SIGINT
-sent to a child process.
+sent to a child process. At the end, two small things a user trips on: GraphMatcher's
+core_1/core_2 after a successful test, and to_cudf() without cuDF.
 """
 
 from __future__ import annotations
@@ -271,3 +272,42 @@ def test_progress_true_shows_a_bar_that_reaches_its_total(many_slices, monkeypat
     assert len(bars) == 1 and bars[0].final == (total, total)
     list(nx_gsm.subgraph_monomorphisms(SMALL_G, SMALL_H, progress=True))
     assert len(bars) == 2 and bars[1].final == (total, total)
+
+
+# -- small things: GraphMatcher's core_1/core_2, to_cudf without cuDF -------------------------
+@pytest.mark.parametrize("G, H, method, iterator", [
+    (nx.cycle_graph(4), nx.path_graph(3), "subgraph_is_isomorphic",
+     "subgraph_isomorphisms_iter"),
+    (nx.complete_graph(4), nx.path_graph(3), "subgraph_is_isomorphic",
+     "subgraph_isomorphisms_iter"),
+    (nx.complete_graph(4), nx.path_graph(3), "subgraph_is_monomorphic",
+     "subgraph_monomorphisms_iter"),
+    (nx.cycle_graph(5), nx.cycle_graph(5), "is_isomorphic", "isomorphisms_iter"),
+    (nx.cycle_graph(5), nx.path_graph(5), "is_isomorphic", "isomorphisms_iter"),
+])
+def test_graph_matcher_cores_hold_the_mapping_found(G, H, method, iterator):
+    """As NetworkX's VF2 leaves them: after a successful ``is_*`` call core_1/core_2 hold the
+    mapping found (both ways) and ``mapping`` equals it; after a failed one, or once an
+    iterator is exhausted, the cores are empty and ``mapping`` keeps the last mapping."""
+    ref, ours = GraphMatcher(G, H), nx_gsm.GraphMatcher(G, H)
+    answer = getattr(ref, method)()
+    assert getattr(ours, method)() is answer
+    vf2 = [dict(m) for m in getattr(GraphMatcher(G, H), iterator)()]
+    assert bool(ref.core_1) is answer and bool(ours.core_1) is answer
+    if answer:
+        assert ours.core_1 in vf2 and ours.mapping == ours.core_1
+        assert ours.core_2 == {h: g for g, h in ours.core_1.items()}
+    else:
+        assert ours.core_1 == ours.core_2 == ref.core_2 == {}
+    got = list(getattr(ours, iterator)())
+    assert ours.core_1 == ours.core_2 == {}
+    assert ours.mapping == (got[-1] if got else {})
+    list(getattr(ref, iterator)())
+    assert ref.core_1 == ref.core_2 == {}
+
+
+def test_to_cudf_without_cudf_says_what_to_install(monkeypatch):
+    ms = nx_gsm.find_subgraph_monomorphisms(nx.path_graph(3), nx.path_graph(2))
+    monkeypatch.setitem(sys.modules, "cudf", None)  # import cudf raises ImportError
+    with pytest.raises(ImportError, match="cudf.*RAPIDS"):
+        ms.to_cudf()

@@ -72,10 +72,13 @@ def read_edgelist(path, *, directed=False):
     """``u v [edge_label]`` per line; ``#`` and ``%`` start comments; blank lines are skipped.
 
     A third field becomes edge attribute ``label``. Repeated edges are merged (the graph is
-    simple); nodes appear only through their edges.
+    simple); nodes appear only through their edges. A first line ``N M`` that gives the number
+    of nodes and edges (as SNAP and other edge-list files do; ``M`` lines follow, on at most
+    ``N`` nodes numbered up to ``N``) is a header, not an edge.
     """
     path = os.fspath(path)
     G = _empty(directed)
+    edges = []
     try:
         # utf-8-sig: a byte-order mark (Excel and Windows tools write one) is not the first key
         with open(path, encoding="utf-8-sig") as fh:
@@ -90,12 +93,26 @@ def read_edgelist(path, *, directed=False):
                     )
                 u, v = _value(parts[0], path, lineno), _value(parts[1], path, lineno)
                 if len(parts) == 3:
-                    G.add_edge(u, v, label=_value(parts[2], path, lineno))
+                    edges.append((u, v, {"label": _value(parts[2], path, lineno)}))
                 else:
-                    G.add_edge(u, v)
+                    edges.append((u, v))
     except UnicodeDecodeError as exc:
         raise _bad_utf8(path, exc) from None
+    if edges and _is_count_header(edges[0], edges[1:]):
+        del edges[0]
+    G.add_edges_from(edges)
     return G
+
+
+def _is_count_header(first, rest):
+    """Whether an edge list's first line ``N M`` counts the nodes and edges of the rest."""
+    if len(first) != 2 or not all(type(x) is int and x >= 0 for x in first[:2]):
+        return False
+    n, m = first
+    if m != len(rest):
+        return False
+    nodes = {x for e in rest for x in e[:2]}
+    return len(nodes) <= n and all(type(x) is int and 0 <= x <= n for x in nodes)
 
 
 def read_csv(path, *, directed=False, source=None, target=None, delimiter=None):
