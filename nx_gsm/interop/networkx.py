@@ -52,6 +52,9 @@ def from_networkx(
         raise TypeError(f"expected a NetworkX graph, got {type(G).__name__}")
     directed, multigraph = G.is_directed(), G.is_multigraph()
     keys = list(G._adj)
+    # keys are told apart as G._adj tells them apart (hash, then identity, then ==): ids come
+    # from a dict lookup, and ids are compared, never keys (a numpy scalar's == with a tuple is
+    # elementwise; NaN is not equal to itself)
     idx = {k: i for i, k in enumerate(keys)}
     n = len(keys)
     want_edges = edge_attrs is not None or preserve_edge_attrs
@@ -62,13 +65,14 @@ def from_networkx(
         iu = idx[u]
         for v, d in nbrs.items():
             c = len(d) if multigraph else 1
-            if v == u:
+            iv = idx[v]
+            if iv == iu:
                 loops[iu] = c
                 if want_edges:
                     loop_data[iu] = d
                 continue
             src.append(iu)
-            dst.append(idx[v])
+            dst.append(iv)
             cnt.append(c)
             if want_edges:
                 data.append(d)
