@@ -246,8 +246,9 @@ def test_budget_scales_other_units_to_the_fixed_total():
     b.set_total(100)
     b.keep_going(5, 1, 4)    # a quarter, in an engine's own units
     b.keep_going(6, 1, 10)   # a smaller fraction later: done never goes back
-    b.keep_going(7, 10, 10)
-    assert seen == [(5, 25, 100), (6, 25, 100), (7, 100, 100)]
+    b.keep_going(7, 3)       # no total: units unknown, done stays
+    b.keep_going(8, 10, 10)
+    assert seen == [(5, 25, 100), (6, 25, 100), (7, 25, 100), (8, 100, 100)]
 
 
 def test_progress_true_shows_a_bar_that_reaches_its_total(many_slices, monkeypatch,

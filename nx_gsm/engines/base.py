@@ -151,9 +151,9 @@ class Budget:
             self.set_total(total)
             if total != self.total:
                 done = done * self.total // total
-        if self.total is not None:
-            done = min(done, self.total)
-        done = max(done, self.done)
+            done = min(max(done, self.done), self.total)
+        else:
+            done = self.done  # work in unknown units (an engine that gave no total)
         self.done = done
         if self._cb is not None:
             self._cb(found, done, self.total or 0)
