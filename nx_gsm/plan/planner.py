@@ -78,8 +78,9 @@ class MatchPlan:
         return state
 
 
-def _node_tables(G, H, node_match, node_label, default_label, data_keys=None):
-    """``(data class per node of G, ok[pattern node, class])`` or None (no node constraint)."""
+def _node_tables(G, H, node_match, node_label, default_label, data_keys=None, allowed=None):
+    """``(data class per node of G, ok[pattern node, class])`` or None (no node constraint).
+    ``allowed``: :func:`~nx_gsm.plan.labels.compat_table`'s."""
     if node_label is not None:
         gl = [d.get(node_label, default_label) for d in G.node_data or [{}] * G.n]
         hl = [d.get(node_label, default_label) for d in H.node_data or [{}] * H.n]
@@ -92,28 +93,78 @@ def _node_tables(G, H, node_match, node_label, default_label, data_keys=None):
     # current attribute values each time, so in-place edits are seen)
     cache = getattr(G, "__networkx_cache__", None)
     kept = cache.setdefault("nx_gsm_node_classes", {}) if isinstance(cache, dict) else None
-    return compat_table(node_match, G.node_data, H.node_data, kept, data_keys)
+    return compat_table(node_match, G.node_data, H.node_data, kept, data_keys, allowed)
 
 
-def _edge_tables(G, H, edge_match):
-    """(eclass per G out-entry, eok per H out-entry x class, loop_ok H.n x G.n or None)."""
+def _by_class(cand, dcls, nc):
+    """``need[u, c]``: some data item of class ``c`` is in ``cand[u]`` (pattern x data items)."""
+    need = np.zeros((cand.shape[0], nc), dtype=bool)
+    for u, row in enumerate(cand):
+        need[u, dcls[row]] = True
+    return need
+
+
+@njit(cache=True)
+def _edge_need(cand, h_ptr, h_idx, h_mult, g_ptr, g_idx, g_mult, ecls, nc, check_mult, mono):
+    """``need[pe, c]``: some data edge ``v -> x`` of class ``c`` has ``v`` in the candidates of
+    pattern entry ``pe``'s source, ``x`` in its target's, and a multiplicity that fits."""
+    k, n = cand.shape
+    need = np.zeros((h_idx.size, nc), dtype=np.bool_)
+    for u in range(k):
+        for pe in range(h_ptr[u], h_ptr[u + 1]):
+            w, m = h_idx[pe], h_mult[pe]
+            for v in range(n):
+                if not cand[u, v]:
+                    continue
+                for e in range(g_ptr[v], g_ptr[v + 1]):
+                    if cand[w, g_idx[e]] and not (
+                            check_mult and (g_mult[e] < m if mono else g_mult[e] != m)):
+                        need[pe, ecls[e]] = True
+    return need
+
+
+def _edge_tables(G, H, edge_match, mode, cand_of):
+    """(eclass per G out-entry, eok per H out-entry x class, loop_ok H.n x G.n or None).
+    ``cand_of()``: the candidates so far, by which ``edge_match`` is asked about an edge pair
+    only when both ends may match and the multiplicity fits (see ``compat_table``'s
+    ``allowed``)."""
     if edge_match is None:
         return None, None, None
     if G.edge_data is None or H.edge_data is None:
         raise ValueError("edge_match given but the graphs were converted without edge attributes")
-    eclass, eok = compat_table(edge_match, G.edge_data, H.edge_data)
+    check_mult = bool(G.multigraph or H.multigraph)
+
+    def edges_allowed(ecls, nc):
+        return _edge_need(cand_of(), H.indptr, H.indices, H.mult.astype(np.int32), G.indptr,
+                          G.indices, G.mult, ecls, nc, check_mult, mode == "mono")
+
+    eclass, eok = compat_table(edge_match, G.edge_data, H.edge_data, allowed=edges_allowed)
     loop_ok = None
     hl = np.flatnonzero(H.loops)
     if hl.size:
         loop_ok = np.ones((H.n, G.n), dtype=bool)
         gl = np.flatnonzero(G.loops)
+        # the loop counts were compared with the candidates (the local rule)
         gcls, lok = compat_table(
-            edge_match, [G.loop_data[int(v)] for v in gl], [H.loop_data[int(u)] for u in hl]
-        )
+            edge_match, [G.loop_data[int(v)] for v in gl], [H.loop_data[int(u)] for u in hl],
+            allowed=lambda dcls, nc: _by_class(cand_of()[np.ix_(hl, gl)], dcls, nc))
         for i, u in enumerate(hl):
             loop_ok[u, :] = False
             loop_ok[u, gl] = lok[i, gcls] if gl.size else False
     return eclass, eok, loop_ok
+
+
+class _Once:
+    """A value computed on first use (the structural candidates a callable's table needs, never
+    worked out for the recognised helpers' tables)."""
+
+    def __init__(self, fn):
+        self._fn, self._done, self._value = fn, False, None
+
+    def __call__(self):
+        if not self._done:
+            self._value, self._done = self._fn(), True
+        return self._value
 
 
 @njit(cache=True)
@@ -205,18 +256,36 @@ def make_plan(G, H, mode, *, node_match=None, edge_match=None, node_label=None,
     if G.directed != H.directed:
         raise ValueError("G and H must have the same directedness")
     notes = []
-    node_cls = _node_tables(G, H, node_match, node_label, default_label, data_keys)
-    node_ok = None
+    anchor_ok = None
     if anchors:
-        node_ok = np.ones((H.n, G.n), dtype=bool) if node_cls is None else \
-            _filter.label_matrix(node_cls)
-        node_cls = None
+        anchor_ok = np.ones((H.n, G.n), dtype=bool)
         for u, v in anchors.items():
-            keep = node_ok[u, v]
-            node_ok[u, :] = False
-            node_ok[u, v] = keep
-    eclass, eok, loop_ok = _edge_tables(G, H, edge_match)
-    if mode == "iso" and G.n != H.n:
+            anchor_ok[u, :] = False
+            anchor_ok[u, v] = True
+    no_match = mode == "iso" and G.n != H.n
+
+    def structural(node_ok=None):
+        # a callable is asked only about pairs these checks leave (VF2 asks only about pairs
+        # that pass its syntactic checks), so one that raises on an impossible pair does not
+        # break a search VF2 completes
+        ok = anchor_ok if node_ok is None else node_ok if anchor_ok is None else \
+            node_ok & anchor_ok
+        cand = None if no_match else _filter.candidates(G, H, mode, ok)
+        # a pattern node without a candidate leaves no mapping, so no pair is asked about
+        return cand if cand is not None and cand.any(axis=1).all() else \
+            np.zeros((H.n, G.n), dtype=bool)
+
+    struct = _Once(structural)
+    node_cls = _node_tables(G, H, node_match, node_label, default_label, data_keys,
+                            allowed=lambda dcls, nc: _by_class(struct(), dcls, nc))
+    node_ok = None
+    if anchor_ok is not None:
+        node_ok = anchor_ok if node_cls is None else _filter.label_matrix(node_cls) & anchor_ok
+        node_cls = None
+    labelled = _Once(lambda: structural(
+        node_ok if node_cls is None else _filter.label_matrix(node_cls)))
+    eclass, eok, loop_ok = _edge_tables(G, H, edge_match, mode, labelled)
+    if no_match:
         notes.append("isomorphism: node counts differ")
         cand = np.zeros((H.n, G.n), dtype=bool)
         counts = np.zeros(H.n, dtype=np.int64)
