@@ -17,7 +17,8 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-__all__ = ["Budget", "Count", "PartialCount", "Capabilities", "Engine", "PrefixEngine", "DeltaEngine"]
+__all__ = ["Budget", "Count", "PartialCount", "Capabilities", "Engine", "PrefixEngine",
+           "DeltaEngine"]
 
 
 class Count(int):
