@@ -53,6 +53,7 @@ import networkx as nx
 import numpy as np
 
 from .interop.networkx import from_networkx
+from .plan.labels import indistinguishable
 from .plan.planner import make_plan
 
 __all__ = ["IncrementalMatcher", "BatchResult", "BatchError", "MatchList"]
@@ -440,14 +441,10 @@ class _EdgeIndex:
 
 
 def _same(a, b):
-    if a is b:
-        return True
-    if a is None or b is None:
-        return False
-    try:
-        return bool(a == b)
-    except Exception:  # e.g. numpy arrays as attribute values: be conservative
-        return False
+    # a datum that merely compares equal can still differ for edge_match (-0.0 and 0.0, key
+    # order, a namedtuple for a tuple): only an indistinguishable one leaves the pair unchanged
+    # (a pair taken as changed when it is not costs a search, never a wrong delta)
+    return indistinguishable(a, b)
 
 
 class _Batch:

@@ -28,7 +28,7 @@ import operator
 import numpy as np
 from networkx.algorithms.isomorphism import matchhelpers as _mh
 
-__all__ = ["exact_key", "recognise", "compat_table", "label_key"]
+__all__ = ["exact_key", "indistinguishable", "recognise", "compat_table", "label_key"]
 
 
 def _code(f):
@@ -117,6 +117,23 @@ def exact_key(obj):
         if kind == "f":
             return _float_key(t, float(obj))
     raise _Unkeyable
+
+
+def indistinguishable(a, b):
+    """Whether no callable that reads ``a`` and ``b`` can tell them apart: the same object, or
+    equal :func:`exact_key` s. False where that cannot be shown (a value without an exact key).
+
+    Examples
+    --------
+    >>> indistinguishable({"w": 0.0}, {"w": 0.0}), indistinguishable({"w": 0.0}, {"w": -0.0})
+    (True, False)
+    """
+    if a is b:
+        return True
+    try:
+        return exact_key(a) == exact_key(b)
+    except _Unkeyable:
+        return False
 
 
 def _plain(values):
