@@ -6,16 +6,20 @@ Examples::
     python -m benchmarks run --suite yeast-8 yeast-16 --queries 20 --timeout 10 \\
         --engines cpu cpu1 --peers nx-vf2 rustworkx igraph-lad --out yeast.json --markdown yeast.md
     python -m benchmarks run --suite github --protocol all --patterns triangle 4-cycle --labels 4
+    python -m benchmarks run --suite demo --out demo.json --figures demo-report
     python -m benchmarks report yeast.json
+    python -m benchmarks report yeast.json human.json --out figures --markdown docs/perf.md
     python -m benchmarks list
 
-Exit status: 0, or 1 when any two tools (or a tool and the published count) disagree on a count.
+Exit status: 0; 1 when any two tools (or a tool and the published count) disagree on a count;
+2 a record that cannot be read or a report that cannot be written (one line on stderr).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
+import importlib.util
+import os
 import sys
 
 from nx_gsm.interop.atomic import atomic_open
@@ -67,13 +71,24 @@ def _parser():
                    help="address-space limit of each peer's worker (0: none)")
     r.add_argument("--out", default=None, help="write the JSON record here (updated per query)")
     r.add_argument("--markdown", default=None, help="write the Markdown report here")
+    r.add_argument("--figures", default=None, metavar="DIR",
+                   help="write PNG figures and DIR/report.md here (needs matplotlib; "
+                        "needs --out)")
     r.add_argument("--no-per-query", action="store_true",
                    help="leave the per-query table out of the printed report")
     r.add_argument("--no-progress", action="store_true", help="no progress bar")
 
-    rep = sub.add_parser("report", help="print the Markdown report of a saved record")
-    rep.add_argument("record", help="a JSON record written by 'run --out'")
-    rep.add_argument("--markdown", default=None, help="write it here instead of stdout")
+    rep = sub.add_parser("report", help="the Markdown report of saved records; with --out, "
+                         "PNG figures and a report across them")
+    rep.add_argument("records", nargs="+", metavar="RECORD",
+                     help="JSON records written by 'run --out'")
+    rep.add_argument("--out", default=None, metavar="DIR",
+                     help="write PNG figures and the report (default DIR/report.md) here "
+                          "(needs matplotlib)")
+    rep.add_argument("--markdown", default=None,
+                     help="write the report here instead of stdout (with --out: instead of "
+                          "DIR/report.md; image links relative to it)")
+    rep.add_argument("--title", default=None, help="with --out: the report's title")
     rep.add_argument("--no-per-query", action="store_true")
 
     sub.add_parser("list", help="list suites and tools (and whether the peers import)")
@@ -81,8 +96,6 @@ def _parser():
 
 
 def _list():
-    import importlib
-
     print("suites:")
     for name in suite_names():
         try:
@@ -110,22 +123,47 @@ def _list():
         print(f"  (cannot query nx_gsm engines: {exc})")
 
 
+def _report(args):
+    from .figures import load_record, render_report
+
+    records = [load_record(p) for p in args.records]
+    if args.out is not None:
+        md = render_report(records, args.out, names=[os.path.basename(p) for p in args.records],
+                           markdown_path=args.markdown, title=args.title)
+        print(f"wrote {md} and figures in {args.out}", file=sys.stderr)
+    else:
+        texts = []
+        for record in records:
+            record["summary"] = summarize(record)
+            texts.append(markdown(record, per_query=not args.no_per_query))
+        text = "\n\n".join(texts)
+        if args.markdown:
+            with atomic_open(args.markdown, "w", encoding="utf-8") as fh:
+                fh.write(text + "\n")
+        else:
+            print(text)
+    return 1 if any(r["mismatches"] for r in records) else 0
+
+
 def main(argv=None):
     args = _parser().parse_args(argv)
     if args.cmd == "list":
         _list()
         return 0
     if args.cmd == "report":
-        with open(args.record, encoding="utf-8") as fh:
-            record = json.load(fh)
-        record["summary"] = summarize(record)
-        text = markdown(record, per_query=not args.no_per_query)
-        if args.markdown:
-            with atomic_open(args.markdown, "w", encoding="utf-8") as fh:
-                fh.write(text + "\n")
-        else:
-            print(text)
-        return 1 if record["mismatches"] else 0
+        try:
+            return _report(args)
+        except (OSError, ValueError, RuntimeError) as exc:
+            # a missing or foreign record, an unwritable target, no matplotlib: one line
+            print(f"python -m benchmarks report: error: {exc}", file=sys.stderr)
+            return 2
+    if args.figures is not None:
+        # checked before the run, which may take hours, rather than after it
+        if args.out is None:
+            _parser().error("--figures needs --out (the record the figures are drawn from)")
+        if importlib.util.find_spec("matplotlib") is None:
+            _parser().error("--figures needs matplotlib: pip install matplotlib "
+                            "(or nx-gsm[bench])")
 
     from .runner import run
 
@@ -145,6 +183,11 @@ def main(argv=None):
         with atomic_open(args.markdown, "w", encoding="utf-8") as fh:
             fh.write(markdown(record) + "\n")
     print(text)
+    if args.figures is not None:
+        from .figures import render_report
+
+        md = render_report([record], args.figures, names=[os.path.basename(args.out)])
+        print(f"wrote {md} and figures in {args.figures}", file=sys.stderr)
     if record["mismatches"]:
         print(f"\n[bench] COUNT MISMATCH on {len(record['mismatches'])} queries: see the record",
               file=sys.stderr)

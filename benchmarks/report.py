@@ -14,14 +14,25 @@ missing are left out of the ratios and counted as "excluded".
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-from nx_gsm.benchreport import format_ratio
-
-__all__ = ["summarize", "markdown", "ratio_stats"]
+__all__ = ["summarize", "markdown", "ratio_stats", "format_ratio"]
 
 SLOW_MS = 0.010  # "finishes in over 10 ms": the issue's threshold for the worst-case ratio
 LONG_S = 1.0  # "workloads over 1 s": the threshold for the thread-scaling target
+
+
+def format_ratio(x):
+    """A speed ratio for tables: "–" when unknown (None or NaN), else 3 significant digits."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "–"
+    if x >= 100:
+        return f"{x:,.0f}×"
+    if x >= 10:
+        return f"{x:.1f}×"
+    return f"{x:.2f}×"
 
 
 def _time(row):

@@ -4,18 +4,19 @@
     nx-gsm match DATA PATTERN        find (or --count) embeddings of PATTERN in DATA
     nx-gsm explain DATA PATTERN      what the planner would do (text, or --json)
     nx-gsm info                      versions, devices, engines and why any is unavailable
-    nx-gsm bench [--suite S ...]     run benchmark suites (source checkout), write a report
-    nx-gsm report RECORD.json ...    Markdown + PNG figures from benchmark records
 
 Graph files are read by extension (``--format`` overrides): ``.graph`` (t/v/e), ``.csv``/``.tsv``
 (header row; ``source``/``target`` columns, ``source_<attr>``/``target_<attr>`` node attributes,
 other columns edge attributes), ``.graphml``/``.xml``, ``.gml``, anything else a whitespace edge
 list ``u v [label]``. See :mod:`nx_gsm.interop.formats`.
 
-Exit status: 0 success; 1 the demo found a wrong count, or a benchmark found a count mismatch;
-2 an error (one line on stderr: ``nx-gsm <command>: error: ...``); 3 the search stopped at
-``--timeout`` (the results printed are partial, and stderr says ``partial: timeout``); 130
-interrupted by Ctrl-C (results so far printed, stderr says ``partial: interrupted``).
+Benchmarks are not part of the installed package: a source checkout runs them with
+``python -m benchmarks``.
+
+Exit status: 0 success; 1 the demo found a wrong count; 2 an error (one line on stderr:
+``nx-gsm <command>: error: ...``); 3 the search stopped at ``--timeout`` (the results printed
+are partial, and stderr says ``partial: timeout``); 130 interrupted by Ctrl-C (results so far
+printed, stderr says ``partial: interrupted``).
 """
 
 from __future__ import annotations
@@ -27,7 +28,6 @@ import math
 import os
 import sys
 import time
-from pathlib import Path
 
 from .interop.atomic import AtomicFile
 
@@ -410,123 +410,6 @@ def _info(args):
     return EXIT_OK
 
 
-# -- bench / report ---------------------------------------------------------------------------
-def _benchmarks_package():
-    """Import the benchmark harness (the repository's ``benchmarks/`` package) or explain why not."""
-    import importlib
-
-    def ok(mod):
-        return str(getattr(mod, "SCHEMA", "")).startswith("nx-gsm-bench/")
-
-    try:
-        mod = importlib.import_module("benchmarks")
-        if ok(mod):
-            return mod
-    except ImportError:
-        pass
-    root = Path(__file__).resolve().parent.parent
-    if (root / "benchmarks" / "__init__.py").exists():
-        sys.path.insert(0, str(root))
-        sys.modules.pop("benchmarks", None)
-        try:
-            mod = importlib.import_module("benchmarks")
-            if ok(mod):
-                return mod
-        except ImportError:
-            pass
-    raise CliError("the benchmark harness (package 'benchmarks') is not importable: run nx-gsm "
-                   "bench from a source checkout of nx-gsm (it is not part of the installed "
-                   "package)")
-
-
-def _bench(args):
-    _benchmarks_package()
-    from benchmarks import cli as bcli
-    from benchmarks.datasets import DatasetMissing
-    from benchmarks.suites import build_suite
-
-    for name in args.suite:
-        try:
-            build_suite(name, root=args.datasets, queries=args.queries, quick=args.quick)
-        except DatasetMissing as exc:
-            raise CliError(f"suite {name!r} needs a dataset that is missing ({exc}); set "
-                           "NX_GSM_DATASETS or --datasets DIR") from None
-        except ValueError as exc:
-            raise CliError(str(exc)) from None
-    try:
-        _pyplot_check()
-    except RuntimeError as exc:
-        raise CliError(str(exc)) from None
-    os.makedirs(args.out, exist_ok=True)
-    record_path = os.path.join(args.out, "record.json")
-    argv = ["run", "--suite", *args.suite, "--out", record_path,
-            "--markdown", os.path.join(args.out, "harness.md"), "--no-per-query"]
-    if args.quick:
-        argv.append("--quick")
-    if args.engines is not None:
-        argv += ["--engines", *args.engines]
-    if args.peers is not None:
-        argv += ["--peers", *args.peers]
-    for opt, val in (("--timeout", args.timeout), ("--queries", args.queries),
-                     ("--datasets", args.datasets), ("--protocol", args.protocol),
-                     ("--limit", args.limit)):
-        if val is not None:
-            argv += [opt, str(val)]
-    if args.induced:
-        argv.append("--induced")
-    if args.no_progress:
-        argv.append("--no-progress")
-    argv += args.harness_args
-    # the harness prints its Markdown report on stdout; the files below are what we keep
-    stdout = sys.stdout
-    try:
-        sys.stdout = sys.stderr if args.quiet else stdout
-        status = bcli.main(argv)
-    except SystemExit as exc:  # argparse error inside the harness
-        raise CliError(f"the benchmark harness rejected its options {argv[1:]}") from exc
-    finally:
-        sys.stdout = stdout
-    if not os.path.exists(record_path):
-        raise CliError("the benchmark run wrote no record")
-    md = _write_report([record_path], args.out, None)
-    print(f"nx-gsm bench: record {record_path}, report {md}", file=sys.stderr)
-    return EXIT_FAIL if status else EXIT_OK
-
-
-def _pyplot_check():
-    try:
-        import matplotlib  # noqa: F401
-    except ImportError:
-        raise RuntimeError("the benchmark figures need matplotlib: pip install matplotlib "
-                           "(or nx-gsm[bench])") from None
-
-
-def _write_report(paths, out_dir, markdown, title=None):
-    from .benchreport import load_record, render_report
-
-    try:
-        _benchmarks_package()  # only for the harness's full tables; the figures need none
-    except CliError:
-        pass
-    records = []
-    for p in paths:
-        try:
-            records.append(load_record(p))
-        except FileNotFoundError:
-            raise CliError(f"record {p}: no such file") from None
-    try:
-        return render_report(records, out_dir, names=[os.path.basename(p) for p in paths],
-                             markdown_path=markdown, title=title)
-    except RuntimeError as exc:
-        raise CliError(str(exc)) from None
-
-
-def _report(args):
-    md = _write_report(args.records, args.out, args.markdown, args.title)
-    print(f"wrote {md} and figures in {args.out}", file=sys.stderr)
-    return EXIT_OK
-
-
 # -- parser -----------------------------------------------------------------------------------
 class _Parser(argparse.ArgumentParser):
     """Usage errors as one line: ``nx-gsm: error: ... (see nx-gsm --help)``, exit status 2."""
@@ -572,7 +455,7 @@ def _parser():
     from .engines import NAMES
 
     p = _Parser(prog="nx-gsm", description="Subgraph isomorphism and monomorphism on GPUs and "
-                "CPUs (NetworkX semantics).", epilog="Exit status: 0 ok; 1 demo/bench found a "
+                "CPUs (NetworkX semantics).", epilog="Exit status: 0 ok; 1 the demo found a "
                 "wrong count; 2 error; 3 stopped at --timeout (partial); 130 Ctrl-C (partial).")
     sub = p.add_subparsers(dest="cmd", required=True, metavar="COMMAND",
                            parser_class=_Parser)
@@ -599,59 +482,15 @@ def _parser():
 
     sub.add_parser("info", help="versions, devices, engines and why any is unavailable")
 
-    b = sub.add_parser("bench", help="run benchmark suites (source checkout) and write a report",
-                       description="Run suites through the benchmark harness (benchmarks/ in a "
-                       "source checkout) and write OUT/record.json, OUT/harness.md (the "
-                       "harness's tables) and OUT/report.md with PNG figures. Arguments after "
-                       "'--' go to 'python -m benchmarks run' unchanged.")
-    b.add_argument("--suite", nargs="+", default=["demo"], metavar="NAME",
-                   help="suites (default: demo, the bundled yeast queries; "
-                        "'python -m benchmarks list' lists them)")
-    b.add_argument("--out", default="nx-gsm-bench", metavar="DIR",
-                   help="output folder (default ./nx-gsm-bench)")
-    b.add_argument("--quick", action="store_true", help="a few queries per suite")
-    b.add_argument("--engines", nargs="+", default=None, metavar="E",
-                   help="our engines (harness default: cpu cpu1)")
-    b.add_argument("--peers", nargs="*", default=None, metavar="P",
-                   help="peer tools (harness default: all installed but rustworkx-id)")
-    b.add_argument("--protocol", choices=("first100k", "all"), default=None)
-    b.add_argument("--limit", type=int, default=None, metavar="N")
-    b.add_argument("--induced", action="store_true")
-    b.add_argument("--timeout", type=float, default=None, metavar="S",
-                   help="per-query timeout (harness default 10 s, --quick 5 s)")
-    b.add_argument("--queries", type=int, default=None, metavar="K",
-                   help="queries per Sun & Luo group")
-    b.add_argument("--datasets", default=None, metavar="DIR",
-                   help="datasets folder (default $NX_GSM_DATASETS or ../shared/datasets)")
-    b.add_argument("--no-progress", action="store_true", help="no progress bar")
-    b.add_argument("--quiet", action="store_true",
-                   help="send the harness's printed report to stderr")
-    b.add_argument("harness_args", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
-
-    r = sub.add_parser("report", help="Markdown report and PNG figures from benchmark records")
-    r.add_argument("records", nargs="+", metavar="RECORD.json",
-                   help="records written by 'nx-gsm bench' or 'python -m benchmarks run --out'")
-    r.add_argument("--out", required=True, metavar="DIR", help="folder for the figures")
-    r.add_argument("--markdown", default=None, metavar="FILE",
-                   help="where the Markdown goes (default DIR/report.md)")
-    r.add_argument("--title", default=None)
     return p
 
 
-_COMMANDS = {"demo": _demo, "match": _match, "explain": _explain, "info": _info,
-             "bench": _bench, "report": _report}
+_COMMANDS = {"demo": _demo, "match": _match, "explain": _explain, "info": _info}
 
 
 def main(argv=None):
     p = _parser()
     args = p.parse_args(argv)
-    if args.cmd == "bench":
-        extra = args.harness_args
-        if extra and extra[0] == "--":
-            extra = extra[1:]
-        elif extra:
-            p.error(f"unrecognized arguments: {' '.join(extra)} (harness options go after '--')")
-        args.harness_args = extra
     try:
         return _COMMANDS[args.cmd](args)
     except KeyboardInterrupt:

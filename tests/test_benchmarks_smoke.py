@@ -65,7 +65,7 @@ def _run(tmp_path, *args):
 
 def test_record_structure_and_agreement(tmp_path):
     proc, rec = _run(tmp_path, "--engines", "cpu", "cpu1", "--peers", "nx-vf2", "no-such-engine",
-                     "--timeout", "20")
+                     "--timeout", "20", "--figures", str(tmp_path / "figures"))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert rec["schema"] == "nx-gsm-bench/1"
     for key in ("cpu_model", "cpu_count", "python", "versions", "git_commit", "date"):
@@ -95,6 +95,9 @@ def test_record_structure_and_agreement(tmp_path):
     assert load["first_call_seconds"] > 0 and load["warm_call_seconds"] > 0
     pairs = {(r["engine"], r["baseline"]) for r in rec["summary"]["ratios"]}
     assert {("cpu", "nx-vf2"), ("cpu1", "nx-vf2"), ("cpu", "cpu1")} <= pairs
+    # --figures: the report across the run, with a scatter per engine
+    assert "scatter-cpu.png" in (tmp_path / "figures" / "report.md").read_text()
+    assert (tmp_path / "figures" / "scatter-cpu1.png").stat().st_size > 0
 
 
 def test_mismatch_and_timeout_are_reported(tmp_path):
@@ -148,3 +151,90 @@ def test_ratio_statistics_keep_timeouts():
                         "git_commit": "abc", "date": "today"}}
     text = markdown(full)
     assert "TO (>10 s)" in text and "| s | e | p | 3 |" in text
+
+
+# -- report: figures and Markdown across records ------------------------------------------------
+def synthetic_record():
+    rows = []
+    tools = {"cpu": "engine", "cpu1": "engine", "nx-vf2": "peer", "rustworkx": "peer"}
+    for i in range(12):
+        base = 0.001 * (1.7 ** i)
+        times = {"cpu": base / 20, "cpu1": base / 12, "nx-vf2": base, "rustworkx": base / 3}
+        for t, s in times.items():
+            status = "timeout" if (t == "nx-vf2" and i == 11) else "ok"
+            rows.append({"suite": "syn", "query": f"q{i}", "tool": t, "kind": tools[t],
+                         "status": status, "seconds": None if status == "timeout" else s,
+                         "count": 10 if status == "ok" else None, "timeout": 0.1,
+                         "limit": 100000, "induced": False, "peak_rss_bytes": 2**20 * (i + 5)})
+    return {
+        "schema": "nx-gsm-bench/1",
+        "machine": {"cpu_model": "test CPU", "cpus_usable": 2, "cpu_count": 2,
+                    "numba_num_threads": 2, "python": "3.12", "versions": {"numpy": "2"},
+                    "git_commit": "0" * 40, "date": "2026-01-01"},
+        "config": {"suites": ["syn"], "protocol": "first100k", "limit": 100000,
+                   "induced": False, "timeout": 0.1},
+        "tools": {t: {"kind": k, "status": "ok"} for t, k in tools.items()},
+        "suites": {"syn": {"status": "ok"}},
+        "rows": rows, "checks": [], "mismatches": [],
+    }
+
+
+def _report(capsys, *argv):
+    from benchmarks.cli import main
+
+    rc = main(["report", *map(str, argv)])
+    return rc, capsys.readouterr()
+
+
+def test_report_writes_markdown_and_pngs(capsys, tmp_path):
+    pytest.importorskip("matplotlib")
+    rec = tmp_path / "rec.json"
+    rec.write_text(json.dumps(synthetic_record()))
+    out = tmp_path / "rep"
+    rc, res = _report(capsys, rec, "--out", out)
+    assert rc == 0, res.err
+    pngs = sorted(f.name for f in out.glob("*.png"))
+    assert pngs == ["memory.png", "scatter-cpu.png", "scatter-cpu1.png", "speedup-cpu.png",
+                    "speedup-cpu1.png"]
+    for f in out.glob("*.png"):
+        assert f.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and f.stat().st_size > 5000
+    md = (out / "report.md").read_text()
+    assert "![" in md and "scatter-cpu.png" in md
+    assert "| cpu | nx-vf2 | 12 |" in md  # the timeout counts, at the timeout
+    # --markdown elsewhere: image links relative to it
+    md2 = tmp_path / "docs" / "page.md"
+    rc, res = _report(capsys, rec, "--out", out, "--markdown", md2)
+    assert rc == 0, res.err
+    assert "](../rep/scatter-cpu.png)" in md2.read_text()
+
+
+def test_report_without_out_prints_each_records_tables(capsys, tmp_path):
+    rec = synthetic_record()
+    rec["mismatches"] = [{"suite": "syn", "query": "q0", "counts": {"cpu": 10, "nx-vf2": 11}}]
+    paths = [tmp_path / "a.json", tmp_path / "b.json"]
+    paths[0].write_text(json.dumps(synthetic_record()))
+    paths[1].write_text(json.dumps(rec))
+    rc, res = _report(capsys, *paths)
+    assert rc == 1  # the second record holds a count mismatch
+    assert res.out.count("## nx-gsm benchmark: syn") == 2
+
+
+@pytest.mark.parametrize("text,needle", [("{", "not a JSON file"),
+                                         ('{"rows": []}', "not an nx-gsm benchmark record")])
+def test_report_bad_record_is_one_error_line(capsys, tmp_path, text, needle):
+    bad = tmp_path / "bad.json"
+    bad.write_text(text)
+    rc, res = _report(capsys, bad, "--out", tmp_path / "rep")
+    assert rc == 2 and res.out == ""
+    lines = res.err.strip().splitlines()
+    assert len(lines) == 1 and needle in lines[0] and str(bad) in lines[0], res.err
+    rc, res = _report(capsys, tmp_path / "missing.json")
+    assert rc == 2 and "missing.json" in res.err
+
+
+def test_run_figures_needs_a_record(capsys):
+    from benchmarks.cli import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(["run", "--suite", "tiny", "--figures", "somewhere"])
+    assert exc.value.code == 2 and "--figures needs --out" in capsys.readouterr().err

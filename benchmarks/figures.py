@@ -1,9 +1,8 @@
 """Benchmark figures and a Markdown report from the harness's JSON records.
 
 The records are those ``python -m benchmarks run --out FILE`` writes (schema ``nx-gsm-bench/1``,
-documented in ``benchmarks/runner.py``). This module needs only the records and matplotlib (the
-``bench`` extra), not the ``benchmarks`` package; where that package is importable, its full
-Markdown report of each record is appended.
+documented in ``benchmarks/runner.py``); the figures need matplotlib (the ``bench`` extra). The
+report ends with each record's full Markdown report from :mod:`benchmarks.report`.
 
 Figures (PNG, matplotlib's Agg backend, so no display is needed):
 
@@ -30,7 +29,9 @@ import math
 import os
 import re
 
-from .interop.atomic import atomic_open, atomic_path
+from nx_gsm.interop.atomic import atomic_open, atomic_path
+
+from .report import format_ratio, markdown
 
 __all__ = ["load_record", "render_report", "plot_records"]
 
@@ -129,17 +130,6 @@ def _stats(pairs):
 
 def _safe(name):
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", name)
-
-
-def format_ratio(x):
-    """A speed ratio for tables: "–" when unknown (None or NaN), else 3 significant digits."""
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "–"
-    if x >= 100:
-        return f"{x:,.0f}×"
-    if x >= 10:
-        return f"{x:.1f}×"
-    return f"{x:.2f}×"
 
 
 # -- figures ----------------------------------------------------------------------------------
@@ -313,10 +303,6 @@ def plot_records(records, out_dir):
 
 # -- Markdown ---------------------------------------------------------------------------------
 def _harness_markdown(rec):
-    try:
-        from benchmarks.report import markdown
-    except Exception:
-        return None
     try:
         return markdown(rec, per_query=True)
     except Exception:  # a record from another harness version: the figures still stand
