@@ -19,7 +19,7 @@ import weakref
 import numpy as np
 from numba import cuda, int32, int64, uint32
 
-from . import faults
+from . import injection
 from .device import is_simulator
 
 log = logging.getLogger("nx_gsm.gpu")
@@ -644,7 +644,7 @@ def _device_adjacency(G, xp, budget):
         return None
     if G.indices.size and int(G.mult.max()) > 1:
         return None
-    faults.point("graph_upload")
+    injection.point("graph_upload")
     if getattr(G, "on_device", False):
         return _kernel_array(adjacency_bits(G.indptr, G.indices, n, xp))
     return _kernel_array(xp.asarray(adjacency_bits(G.indptr, G.indices, n)))
@@ -656,7 +656,7 @@ def _cached_graph_arrays(cache, G, xp, on_dead=None):
     ``on_dead``: the new weak reference's callback."""
     if cache is not None and cache[0]() is G:
         return cache[1], cache
-    faults.point("graph_upload")
+    injection.point("graph_upload")
     arrs = _graph_to_device(G, xp)
     try:
         return arrs, (weakref.ref(G, on_dead), arrs)

@@ -1,4 +1,5 @@
-"""Device faults: what counts as one, and a test hook that injects them at named sites.
+"""Device faults: what counts as one, how an engine recovers, and (from :mod:`.injection`) the
+test hook that injects them at named sites.
 
 A GPU engine that meets a device fault (out of memory, a failed launch, a CUDA runtime or driver
 error) never passes it to the user: it frees what it holds, retries once with half the memory
@@ -25,71 +26,13 @@ import logging
 import threading
 import weakref
 
+from .injection import SITES, InjectedLaunchError, InjectedOutOfMemory, hits, inject, point
+
 __all__ = ["SITES", "InjectedOutOfMemory", "InjectedLaunchError", "inject", "point",
            "device_errors", "is_oom", "hits", "release_device_memory", "Recovery",
            "clear_device_caches"]
 
 log = logging.getLogger("nx_gsm.gpu")
-
-#: where the engines allocate device memory, launch kernels or wait for them ("collect": GAMMA's
-#: wait for a search, which may come after the matcher updated its own graph)
-SITES = ("graph_upload", "plan_upload", "bfs", "dfs_buffers", "output", "launch", "collect")
-
-
-class InjectedOutOfMemory(MemoryError):
-    """Raised by :func:`point` at an armed site: stands for a device allocation failure."""
-
-
-class InjectedLaunchError(RuntimeError):
-    """Raised by :func:`point` at an armed site: stands for a failed kernel launch."""
-
-
-_lock = threading.Lock()
-_armed = {}  # site -> [kind, shots left, hits to skip first]
-hits = {}  # site -> times the site was reached (so a test can tell a fault really fired)
-
-
-@contextlib.contextmanager
-def inject(site, kind="oom", times=1, skip=0):
-    """Arm ``site`` to fail ``times`` times (after ``skip`` passes) while the block runs.
-
-    ``kind`` is ``"oom"`` (:class:`InjectedOutOfMemory`) or ``"launch"``
-    (:class:`InjectedLaunchError`). ``times=None`` fails every time.
-    """
-    if site not in SITES:
-        raise ValueError(f"unknown fault site {site!r}; sites: {', '.join(SITES)}")
-    if kind not in ("oom", "launch"):
-        raise ValueError(f"unknown fault kind {kind!r}; use 'oom' or 'launch'")
-    with _lock:
-        _armed[site] = [kind, times, int(skip)]
-        hits[site] = 0
-    try:
-        yield
-    finally:
-        with _lock:
-            _armed.pop(site, None)
-
-
-def point(site):
-    """Mark a fault site; raises the injected fault when the site is armed (cheap otherwise)."""
-    if not _armed:
-        return
-    with _lock:
-        hits[site] = hits.get(site, 0) + 1
-        arm = _armed.get(site)
-        if arm is None:
-            return
-        if arm[2] > 0:
-            arm[2] -= 1
-            return
-        if arm[1] is not None:
-            if arm[1] <= 0:
-                return
-            arm[1] -= 1
-        kind = arm[0]
-    if kind == "oom":
-        raise InjectedOutOfMemory(f"injected device out-of-memory at {site}")
-    raise InjectedLaunchError(f"injected kernel launch failure at {site}")
 
 
 @functools.cache
