@@ -26,6 +26,7 @@ from .engines import resolve_engine
 from .engines.base import UNLIMITED, Budget, Count, PartialCount
 from .interop.networkx import as_gsm, is_graph_like
 from .plan.planner import make_plan
+from .precompile import notice_first_compile
 
 __all__ = [
     "subgraph_monomorphisms",
@@ -152,6 +153,7 @@ def prepare(G, H, mode, *, node_match=None, edge_match=None, node_label=None, ed
                 names = [nm_ for kd, nm_ in zip(items, names) for _ in kd]
                 items = [d for kd in items for d in kd.values()]
             _strict_label(fn_name, items, names, edge_label, f"{nm} edge")
+    notice_first_compile()  # the first plan of a process may compile the kernels
     plan = make_plan(g, h, mode, node_match=node_match, edge_match=edge_match,
                      node_label=vf2pp_label, default_label=vf2pp_default, data_keys=data_keys)
     return plan, g, h

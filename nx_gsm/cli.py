@@ -4,6 +4,7 @@
     nx-gsm match DATA PATTERN        find (or --count) embeddings of PATTERN in DATA
     nx-gsm explain DATA PATTERN      what the planner would do (text, or --json)
     nx-gsm info                      versions, devices, engines and why any is unavailable
+    nx-gsm warmup                    compile every kernel variant now (later runs load them)
 
 Graph files are read by extension (``--format`` overrides): ``.graph`` (t/v/e), ``.csv``/``.tsv``
 (header row; ``source``/``target`` columns, ``source_<attr>``/``target_<attr>`` node attributes,
@@ -124,6 +125,19 @@ def _demo(args):
     print(f"one match of {path.name} ({{yeast node: query node}}): {first}")
     print("first call includes JIT compilation (cached for later runs)")
     return EXIT_FAIL if bad else EXIT_OK
+
+
+# -- warmup -----------------------------------------------------------------------------------
+def _warmup(args):
+    from .precompile import warmup
+
+    t = time.perf_counter()
+    report = warmup(progress=not args.no_progress)
+    print(f"nx-gsm warmup: {len(report['steps'])} steps in {time.perf_counter() - t:.1f} s; "
+          f"compiled kernels cached in {report['cache_dir']}")
+    for what, why in report["skipped"].items():
+        print(f"skipped {what}: {why}")
+    return EXIT_OK
 
 
 # -- match ------------------------------------------------------------------------------------
@@ -482,10 +496,17 @@ def _parser():
 
     sub.add_parser("info", help="versions, devices, engines and why any is unavailable")
 
+    w = sub.add_parser("warmup", help="compile every kernel variant now (later runs load them)",
+                       description="Run tiny queries through every compiled path (CPU, and "
+                       "the GPU engines where a GPU is usable) so that later processes load "
+                       "the kernels from the cache instead of compiling them.")
+    w.add_argument("--no-progress", action="store_true", help="no progress bar")
+
     return p
 
 
-_COMMANDS = {"demo": _demo, "match": _match, "explain": _explain, "info": _info}
+_COMMANDS = {"demo": _demo, "match": _match, "explain": _explain, "info": _info,
+             "warmup": _warmup}
 
 
 def main(argv=None):
