@@ -84,7 +84,7 @@ def profile_pieces(G, base, reps):
     from numba import cuda
     from nx_gsm.api import prepare
     from nx_gsm.engines.gpu import gmatch as gm
-    from nx_gsm.engines.gpu.common import _DevPlan, _PlanSlots, _quiet
+    from nx_gsm.engines.gpu.common import DevPlan, PlanSlots, quiet
     import cupy as cp
 
     @cuda.jit
@@ -122,10 +122,10 @@ def profile_pieces(G, base, reps):
     eng = gm.GMatchEngine()
     eng.count(plan)
     garrs = eng._graph_arrays(plan.G)
-    out["devplan_upload"] = launches(lambda: _DevPlan(plan, cp, garrs), 20)
-    slots = _PlanSlots(cp)  # the kept slots: one copy, no wraps
-    out["devplan_slots"] = launches(lambda: _DevPlan(plan, cp, garrs, slots=slots), 20)
-    dp = _DevPlan(plan, cp, garrs)
+    out["devplan_upload"] = launches(lambda: DevPlan(plan, cp, garrs), 20)
+    slots = PlanSlots(cp)  # the kept slots: one copy, no wraps
+    out["devplan_slots"] = launches(lambda: DevPlan(plan, cp, garrs, slots=slots), 20)
+    dp = DevPlan(plan, cp, garrs)
     KMAX, W = gm._bucket(dp.k)
     kern = gm._dfs_kernel(KMAX, W, dp.wide)
     blocks = eng._grid(kern, W)
@@ -141,7 +141,7 @@ def profile_pieces(G, base, reps):
                 for v in a]
 
     args_cp, args_nb = bufs(False), bufs(True)
-    with _quiet():
+    with quiet():
         out["dfs_launch_cupy_args"] = launches(
             lambda: kern[blocks, 32 * W](*dp.dfs_args(), *args_cp), 20)
         out["dfs_launch_numba_args"] = launches(

@@ -177,7 +177,7 @@ def bfs_level_cases(rnd, nm):
 
     from nx_gsm.engines import cpu
     from nx_gsm.engines.gpu import gmatch as gm
-    from nx_gsm.engines.gpu.common import _DevPlan
+    from nx_gsm.engines.gpu.common import DevPlan
     from nx_gsm.plan.space import build_space
 
     grid, rows_cap = gm._level_grid, gm.LEVEL_ROWS
@@ -190,8 +190,8 @@ def bfs_level_cases(rnd, nm):
             P = cpu.plan_arrays(plan)
             eng = GMatchEngine(blocks=1)
             # the level's local sets from the candidate space (mono) or from raw rows
-            dp = _DevPlan(plan, eng.xp, eng._graph_arrays(plan.G),
-                          space=build_space(plan) if mode == "mono" else None)
+            dp = DevPlan(plan, eng.xp, eng._graph_arrays(plan.G),
+                         space=build_space(plan) if mode == "mono" else None)
             rows = cpu._expand(P, np.zeros((1, 0), dtype=np.int32))
             for L in range(1, min(plan.k, 4)):
                 want = cpu._expand(P, rows)
@@ -230,7 +230,7 @@ def bfs_chain_cases(rnd):
 
     from nx_gsm.engines import cpu
     from nx_gsm.engines.gpu import gmatch as gm
-    from nx_gsm.engines.gpu.common import _DevPlan
+    from nx_gsm.engines.gpu.common import DevPlan
     from nx_gsm.plan.space import build_space
 
     rows_cap = gm.LEVEL_ROWS
@@ -253,7 +253,7 @@ def bfs_chain_cases(rnd):
                 want, L, gl = cpu._expand(P, want), L + 1, gl + 1
             for chain, level_rows in runs:
                 eng = GMatchEngine(blocks=1, bfs_chain=chain)
-                dp = _DevPlan(plan, eng.xp, eng._graph_arrays(plan.G), space=build_space(plan))
+                dp = DevPlan(plan, eng.xp, eng._graph_arrays(plan.G), space=build_space(plan))
                 eng.last_stats = {}
                 gm.LEVEL_ROWS = level_rows
                 try:
@@ -274,13 +274,13 @@ def bfs_chain_cases(rnd):
 
 def kept_plan_cases(rnd, nm):
     """One engine, many plans: each search's arrays go to the engine's kept slots
-    (``common._PlanSlots``) and kept buffers, laid out again only when a plan outgrows them; a
+    (``common.PlanSlots``) and kept buffers, laid out again only when a plan outgrows them; a
     plan made while an unfinished iterator holds the slots gets arrays of its own. Every count
     and every iterated row set equals the CPU engine's."""
     import numpy as np
 
     from nx_gsm.engines.gpu import clear_device_caches
-    from nx_gsm.engines.gpu.common import _DevPlan
+    from nx_gsm.engines.gpu.common import DevPlan
 
     clear_device_caches()  # the slots are the thread's: start them here
     eng = GMatchEngine(blocks=1, host_rows=0, pool_target=2, out_capacity=4, steal=False)
@@ -369,9 +369,9 @@ def kept_plan_cases(rnd, nm):
     # a directed graph whose longest row is an in-row: the local sets' bound counts it
     G = nx.DiGraph([(v, 0) for v in range(1, 7)])
     plan = prepare(G, nx.DiGraph([(1, 0), (2, 0)]), "mono")[0]
-    dp = _DevPlan(plan, np, eng._graph_arrays(plan.G))
+    dp = DevPlan(plan, np, eng._graph_arrays(plan.G))
     if dp.longest < 6:
-        print("_DevPlan.longest misses in-rows:", dp.longest)
+        print("DevPlan.longest misses in-rows:", dp.longest)
         sys.exit(1)
 
 

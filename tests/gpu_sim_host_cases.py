@@ -1,5 +1,5 @@
 """Host-side bookkeeping of the GPU engines under Numba's CUDA simulator (run by
-test_gpu_host_glue.py in a subprocess): the kept plan slots (``common._PlanSlots``) hold every
+test_gpu_host_glue.py in a subprocess): the kept plan slots (``common.PlanSlots``) hold every
 plan array as given, through growth, row-width changes and back; gmatch's memory budget follows
 its override and ``nx.config`` at once while reusing the free-memory read. Prints ``SIM OK``."""
 
@@ -26,7 +26,7 @@ class Owner:
 
 def slots_round_trip():
     rng = np.random.default_rng(7)
-    slots = common._PlanSlots(np)
+    slots = common.PlanSlots(np)
     shapes = [((5,), np.int32), ((3, 4), np.uint8), ((9,), np.int64), ((2, 7), np.int32)]
     for step in range(12):
         # grow, shrink and change the 2-D arrays' row widths between searches
@@ -72,12 +72,12 @@ def budget_follows_settings():
 
 def exact_sums():
     big = np.full(5, 2**62, dtype=np.int64)  # the int64 sum would overflow
-    if common._exact_sum(big) != 5 * 2**62:
+    if common.exact_sum(big) != 5 * 2**62:
         fail("overflowing sum not exact")
     small = np.arange(1000, dtype=np.int64)
-    if common._exact_sum(small) != 999 * 1000 // 2 or common._exact_sum(small[:0]) != 0:
+    if common.exact_sum(small) != 999 * 1000 // 2 or common.exact_sum(small[:0]) != 0:
         fail("small sums wrong")
-    if common._exact_sum([3, 4]) != 7:
+    if common.exact_sum([3, 4]) != 7:
         fail("a list is not summed")
 
 

@@ -9,7 +9,7 @@ from nx_gsm.engines.gpu import gamma
 
 
 def test_staged_regions_hold_each_array_and_are_kept(monkeypatch):
-    monkeypatch.setattr(gamma, "_kernel_array", lambda x: x)
+    monkeypatch.setattr(gamma, "kernel_array", lambda x: x)
     args = gamma._KernelArgs(np)
     a = np.array([5, -1, 7, 2**40, 3], dtype=np.int64)
     b = np.array([1, 2, 3], dtype=np.int64)

@@ -70,13 +70,13 @@ def test_device_graph_matches_vf2(no_host_copy, directed, induced):
 
 
 def test_device_graph_kernels_read_the_callers_buffers(no_host_copy):
-    from nx_gsm.engines.gpu.common import _graph_to_device
+    from nx_gsm.engines.gpu.common import graph_to_device
     from nx_gsm.engines.gpu.device import array_module
 
     G = nx.gnp_random_graph(50, 0.1, seed=2)
     indptr, indices = _device_csr(G)
     g = nx_gsm.from_csr(indptr, indices)
-    arrs = _graph_to_device(g, array_module())
+    arrs = graph_to_device(g, array_module())
     ptr = [a.__cuda_array_interface__["data"][0] for a in arrs[:2]]
     assert ptr == [indptr.data.ptr, indices.data.ptr]
 

@@ -1,4 +1,4 @@
-"""Kept launches (``common._Launches``): after Numba's first launch, a call site's later launches
+"""Kept launches (``common.Launches``): after Numba's first launch, a call site's later launches
 reuse the marshalled arguments and call the driver directly. Real card only (the simulator has
 no driver launch)."""
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from numba import cuda
 
-from nx_gsm.engines.gpu.common import _Launches, _kernel_array
+from nx_gsm.engines.gpu.common import Launches, kernel_array
 
 cp = pytest.importorskip("cupy")
 
@@ -19,11 +19,11 @@ def _axpy(out, x, y, a, n):
 
 
 def _arr(v, dt=np.int64):
-    return _kernel_array(cp.asarray(np.asarray(v, dtype=dt)))
+    return kernel_array(cp.asarray(np.asarray(v, dtype=dt)))
 
 
 def test_kept_launches_equal_numba_launches():
-    launch = _Launches()
+    launch = Launches()
     rng = np.random.default_rng(1)
     out = _arr(np.zeros(1000))
     x, y = _arr(rng.integers(0, 99, 1000)), _arr(rng.integers(0, 99, 1000))
@@ -41,7 +41,7 @@ def test_kept_launches_equal_numba_launches():
 
 
 def test_other_types_and_sites_go_through_numba():
-    launch = _Launches()
+    launch = Launches()
     out = _arr(np.zeros(8))
     x, y = _arr(np.arange(8)), _arr(np.ones(8))
     launch("s", _axpy, 1, 32, out, x, y, 2, 8)
@@ -64,7 +64,7 @@ def test_cupy_arrays_marshalled_without_numba():
     """CuPy arrays straight in: new objects each launch (views at an offset included) take the
     kept path's own marshalling, checked against Numba's at the site's first launch; a strided
     view (another Numba layout than the compiled one) goes through Numba's launch."""
-    launch = _Launches()
+    launch = Launches()
     rng = np.random.default_rng(2)
     out = cp.zeros(1000, dtype=np.int64)
     x = cp.asarray(rng.integers(0, 99, 1000))

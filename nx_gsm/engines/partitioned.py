@@ -503,21 +503,21 @@ class _Prefetch:
             self._pinned.append(mem)  # host pages must outlive the asynchronous copy
             return d
 
-        from .gpu.common import _kernel_adjacency
+        from .gpu.common import kernel_adjacency
 
-        self._arrs = _kernel_adjacency(G, up)  # wrapped for the kernels once the copies are done
+        self._arrs = kernel_adjacency(G, up)  # wrapped for the kernels once the copies are done
         self.end = self.stream.record()
 
     def adopt(self, engines):
         """Wait for the copies, then hand the arrays to every engine's graph cache; returns
         (seconds the copies took on the device, seconds waited for them here)."""
-        from .gpu.common import _kernel_array
+        from .gpu.common import kernel_array
 
         t0 = time.perf_counter()
         self.end.synchronize()
         waited = time.perf_counter() - t0
         self._pinned.clear()
-        arrs = tuple(_kernel_array(a) for a in self._arrs)
+        arrs = tuple(kernel_array(a) for a in self._arrs)
         for eng in engines:
             eng.adopt_graph(self.G, arrs)
         return self.xp.cuda.get_elapsed_time(self.start, self.end) / 1e3, waited

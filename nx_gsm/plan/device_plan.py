@@ -4,7 +4,7 @@ Same MatchPlan as :func:`nx_gsm.plan.planner.make_plan`, with its data-sized arr
 matrix and bits, root candidate lists) as CuPy arrays: the candidate sets come from necessary
 conditions evaluated with CuPy (integer node label, out-/in-degree at least the pattern's,
 self-loops as the mode requires) instead of the host's refinement filter, so nothing of the data
-graph leaves the device; the GPU kernels' per-candidate test (``_feasible``) keeps the result
+graph leaves the device; the GPU kernels' per-candidate test (``feasible``) keeps the result
 exact. Only ``k`` candidate counts come to the host, for the matching order.
 """
 

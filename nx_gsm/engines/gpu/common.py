@@ -1,7 +1,7 @@
 """What the GPU engines share: warp primitives (with simulator stand-ins), the feasibility test
 of a candidate under NetworkX semantics, local candidate sets, and the plan and graph on the device.
 
-Every GPU engine (gmatch, gsi, geneva) checks candidates with :func:`_feasible`, so all of them
+Every GPU engine (gmatch, gsi, geneva) checks candidates with :func:`feasible`, so all of them
 have exactly the CPU engine's semantics (``nx_gsm.engines.cpu``).
 """
 
@@ -32,16 +32,16 @@ _SIM = is_simulator()
 if not _SIM:
 
     @cuda.jit(device=True)
-    def _wsync():
+    def wsync():
         cuda.syncwarp()
 
     @cuda.jit(device=True)
-    def _ballot(p):
+    def ballot(p):
         # ballot_sync returns int32: widen so lane 31's bit is not a sign bit
         return cuda.ballot_sync(0xFFFFFFFF, p) & 0xFFFFFFFF
 
     @cuda.jit(device=True)
-    def _pause(ns):
+    def pause(ns):
         cuda.nanosleep(uint32(ns))
 
 else:  # pragma: no cover - exercised only with NUMBA_ENABLE_CUDASIM=1
@@ -58,13 +58,13 @@ else:  # pragma: no cover - exercised only with NUMBA_ENABLE_CUDASIM=1
                 st = _sim_state[key] = (threading.Barrier(32, timeout=_SIM_TIMEOUT), [0] * 32)
         return st, t.threadIdx.x % 32
 
-    def _wsync():
+    def wsync():
         _sim_warp()[0][0].wait()
 
-    def _pause(ns):
+    def pause(ns):
         __import__("time").sleep(0.0005)
 
-    def _ballot(p):
+    def ballot(p):
         (bar, buf), lane = _sim_warp()
         bar.wait()
         buf[lane] = 1 if p else 0
@@ -97,13 +97,13 @@ else:  # pragma: no cover - exercised only with NUMBA_ENABLE_CUDASIM=1
     cuda = _KernelCuda(cuda)
 
 
-def _sim_reset():
+def sim_reset():
     if _SIM:
         _sim_state.clear()
 
 
 @contextlib.contextmanager
-def _quiet():
+def quiet():
     """Silence Numba's low-occupancy warning for our launches (small frontiers are expected)."""
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*will likely result in GPU under-utilization")
@@ -114,7 +114,7 @@ def _quiet():
 # device functions shared by the BFS and DFS kernels
 # ---------------------------------------------------------------------------------------------
 @cuda.jit(device=True)
-def _ring_take(ctl, c_head, c_tail, c_busy, c_idle, ready, r_off, q_cap):
+def ring_take(ctl, c_head, c_tail, c_busy, c_idle, ready, r_off, q_cap):
     """gMatch Sec. 4.3's global ring of donated work, the claiming side of GAMMA's ``_claim``
     (gmatch's ``_fetch`` uses a ticket queue instead: under thousands of idle warps this
     compare-and-swap on a shared head hands out about one entry per microsecond), run by lane 0 of an idle warp counted idle and not busy in
@@ -133,7 +133,7 @@ def _ring_take(ctl, c_head, c_tail, c_busy, c_idle, ready, r_off, q_cap):
         if cuda.atomic.cas(ctl, c_head, h, h + 1) == h:
             cuda.atomic.add(ctl, c_idle, -1)
             while cuda.atomic.add(ready, r_off + h % q_cap, 0) != h + 1:
-                _pause(32)
+                pause(32)
             cuda.threadfence()
             return h
         cuda.atomic.add(ctl, c_busy, -1)  # lost the race for this entry
@@ -208,23 +208,23 @@ def _pair_ok(c, x, v, chk_out, chk_in, chk_peo, chk_pei, indptr, indices, emult,
 
 
 @cuda.jit(device=True)
-def _feasible(d, v, m, order, cand_bits, chk_ptr, chk_j, chk_out, chk_in, chk_peo, chk_pei,
-              indptr, indices, emult, adj, eclass, eok, has_el, mono, directed):
+def feasible(d, v, m, order, cand_bits, chk_ptr, chk_j, chk_out, chk_in, chk_peo, chk_pei,
+             indptr, indices, emult, adj, eclass, eok, has_el, mono, directed):
     """Validity of task (M, u, v) (gMatch Sec. 4.1/5.2, Alg. 2 l.33-41), with NetworkX semantics.
 
     Label/candidate bit, injectivity scan, then per listed earlier depth the out- (and in-)
     multiplicities: at least the pattern's in mono mode, equal in induced mode; edge classes too.
     """
-    return _feasible_from(d, v, m, 1, order, cand_bits, chk_ptr, chk_j, chk_out, chk_in,
-                          chk_peo, chk_pei, indptr, indices, emult, adj, eclass, eok, has_el,
-                          mono, directed)
+    return feasible_from(d, v, m, 1, order, cand_bits, chk_ptr, chk_j, chk_out, chk_in,
+                         chk_peo, chk_pei, indptr, indices, emult, adj, eclass, eok, has_el,
+                         mono, directed)
 
 
 @cuda.jit(device=True)
-def _feasible_from(d, v, m, kind, order, cand_bits, chk_ptr, chk_j, chk_out, chk_in, chk_peo,
-                   chk_pei, indptr, indices, emult, adj, eclass, eok, has_el, mono, directed):
-    """:func:`_feasible` for a candidate drawn from a local set of ``kind`` (see
-    :func:`_local_cands`). A candidate-space list (kind ``3 + j``) holds only candidates of the
+def feasible_from(d, v, m, kind, order, cand_bits, chk_ptr, chk_j, chk_out, chk_in, chk_peo,
+                  chk_pei, indptr, indices, emult, adj, eclass, eok, has_el, mono, directed):
+    """:func:`feasible` for a candidate drawn from a local set of ``kind`` (see
+    :func:`local_cands`). A candidate-space list (kind ``3 + j``) holds only candidates of the
     depth's pattern node joined to ``m[j]`` by an edge that fits the pattern's (multiplicity,
     label; :mod:`nx_gsm.plan.space`): the candidate bit is not read again and, on an
     undirected graph, nor is the check towards depth ``j`` -- on sparse patterns often the
@@ -252,7 +252,7 @@ def _feasible_from(d, v, m, kind, order, cand_bits, chk_ptr, chk_j, chk_out, chk
 
 
 @cuda.jit(device=True)
-def _dup_ok(d, v, m, cut_part, chk_ptr, chk_j, chk_out, chk_in):
+def dup_ok(d, v, m, cut_part, chk_ptr, chk_j, chk_out, chk_in):
     """PBE's DUPREMOVE (Alg. 3; the CPU twin is ``nx_gsm.engines.partitioned._dup_ok``): no
     pattern pair at depth ``d`` may map onto a cut pair (ends in different parts of
     ``cut_part``) whose key ``(min id, max id)`` is below the seed's, ``m[0], m[1]``.
@@ -281,8 +281,8 @@ def _dup_ok(d, v, m, cut_part, chk_ptr, chk_j, chk_out, chk_in):
 
 
 @cuda.jit(device=True)
-def _local_cands(d, m, drv_ptr, drv_j, drv_dir, indptr, in_indptr, cand_ptr, order, crank,
-                 row_off, sptr, use_cs):
+def local_cands(d, m, drv_ptr, drv_j, drv_dir, indptr, in_indptr, cand_ptr, order, crank,
+                row_off, sptr, use_cs):
     """LC(M, u_d) = N(M(u*)) for the backward neighbour u* with the fewest neighbours (Sec. 4.1).
 
     Returns (start, length, kind): kind 0 = the plan's candidate list (depths without backward
@@ -331,7 +331,7 @@ def _local_cands(d, m, drv_ptr, drv_j, drv_dir, indptr, in_indptr, cand_ptr, ord
 
 
 @cuda.jit(device=True)
-def _cand_at(kind, idx, cand_flat, indices, in_indices, sval):
+def cand_at(kind, idx, cand_flat, indices, in_indices, sval):
     """The candidate at position ``idx`` of a local candidate set of the given kind."""
     if kind == 0:
         return cand_flat[idx]
@@ -345,7 +345,7 @@ def _cand_at(kind, idx, cand_flat, indices, in_indices, sval):
 # ---------------------------------------------------------------------------------------------
 # host side
 # ---------------------------------------------------------------------------------------------
-def _exact_sum(a):
+def exact_sum(a):
     """Exact Python-int sum of a non-negative int64 NumPy array."""
     if type(a) is not np.ndarray or a.dtype != np.int64:
         a = np.asarray(a, dtype=np.int64)
@@ -358,7 +358,7 @@ def _exact_sum(a):
     return (hi << 32) + lo
 
 
-def _kernel_array(x):
+def kernel_array(x):
     """A CuPy array as a Numba device array (zero-copy): launches then skip the
     ``__cuda_array_interface__`` import of every argument. Host arrays under the simulator.
 
@@ -565,7 +565,7 @@ class _KeptLaunch:
         return got[block]
 
 
-class _Launches:
+class Launches:
     """Kept launches by call site and kernel (see :class:`_KeptLaunch`): a site whose kernel
     is specialised by the pattern's size keeps one per specialisation. Numba's launch under
     the simulator or with ``NX_GSM_KEPT_LAUNCH=0``. ``kept`` counts the launches that took the
@@ -599,7 +599,7 @@ class _Launches:
         if s is not None and s.d is dispatcher and s.launch(grid, block, args):
             self.kept += 1
             return
-        with _quiet():
+        with quiet():
             dispatcher[grid, block](*args)
         if _SIM or os.environ.get("NX_GSM_KEPT_LAUNCH", "1") == "0":
             return
@@ -610,7 +610,7 @@ class _Launches:
             self._sites.pop(key, None)
 
 
-def _kernel_adjacency(G, put, xp=np):
+def kernel_adjacency(G, put, xp=np):
     """(indptr, indices, mult, in_indptr, in_indices) of ``G`` as the kernels take them, each
     made by ``put(array)`` from a non-empty contiguous ``xp`` array of the kernels' dtype (no
     copy where ``G``'s array already is one); an undirected graph's in-arrays are its
@@ -625,14 +625,14 @@ def _kernel_adjacency(G, put, xp=np):
     return indptr, indices, mult, indptr, indices
 
 
-def _graph_to_device(G, xp):
+def graph_to_device(G, xp):
     """(indptr, indices, mult, in_indptr, in_indices) of ``G`` on the device."""
     if getattr(G, "on_device", False):  # a DeviceGraph: its arrays are used in place
-        return _kernel_adjacency(G, _kernel_array, xp)
-    return _kernel_adjacency(G, lambda x: _kernel_array(xp.asarray(x)))
+        return kernel_adjacency(G, kernel_array, xp)
+    return kernel_adjacency(G, lambda x: kernel_array(xp.asarray(x)))
 
 
-def _device_adjacency(G, xp, budget):
+def device_adjacency(G, xp, budget):
     """``G``'s adjacency bitmap as a kernel array (:func:`formats.adjacency_bits`, built where
     ``G``'s arrays are), or None: for graphs whose every entry has multiplicity 1 (the bit is
     the multiplicity) and whose bitmap fits :data:`formats.ADJ_BITS_BYTES` and a sixteenth of
@@ -646,25 +646,25 @@ def _device_adjacency(G, xp, budget):
         return None
     injection.point("graph_upload")
     if getattr(G, "on_device", False):
-        return _kernel_array(adjacency_bits(G.indptr, G.indices, n, xp))
-    return _kernel_array(xp.asarray(adjacency_bits(G.indptr, G.indices, n)))
+        return kernel_array(adjacency_bits(G.indptr, G.indices, n, xp))
+    return kernel_array(xp.asarray(adjacency_bits(G.indptr, G.indices, n)))
 
 
-def _cached_graph_arrays(cache, G, xp, on_dead=None):
+def cached_graph_arrays(cache, G, xp, on_dead=None):
     """``G``'s adjacency on the device and the cache to keep: ``cache`` is ``(weakref to G,
     arrays)`` or None, reused when it holds ``G`` (queries over one data graph upload it once);
     ``on_dead``: the new weak reference's callback."""
     if cache is not None and cache[0]() is G:
         return cache[1], cache
     injection.point("graph_upload")
-    arrs = _graph_to_device(G, xp)
+    arrs = graph_to_device(G, xp)
     try:
         return arrs, (weakref.ref(G, on_dead), arrs)
     except TypeError:  # a graph object without weak references: not cached
         return arrs, None
 
 
-def _upload_packed(arrays, xp):
+def upload_packed(arrays, xp):
     """Copy host arrays to the device in one transfer (256-byte aligned views of one buffer)."""
     if _SIM:
         return list(arrays)
@@ -678,31 +678,31 @@ def _upload_packed(arrays, xp):
         for x, o in zip(arrays, offs):
             buf[o : o + x.nbytes] = x.reshape(-1).view(np.uint8)
         dbuf = xp.asarray(buf)
-        return [_kernel_array(xp.ndarray(x.shape, dtype=x.dtype, memptr=dbuf.data + o))
+        return [kernel_array(xp.ndarray(x.shape, dtype=x.dtype, memptr=dbuf.data + o))
                 for x, o in zip(arrays, offs)]
     except Exception as exc:  # pragma: no cover - an array module without memptr views
         log.debug("packed upload failed (%s); uploading array by array", exc)
-        return [_kernel_array(xp.asarray(x)) for x in arrays]
+        return [kernel_array(xp.asarray(x)) for x in arrays]
 
 
-def _upload_mixed(arrays, xp):
-    """:func:`_upload_packed` for the host arrays; device arrays are passed through."""
+def upload_mixed(arrays, xp):
+    """:func:`upload_packed` for the host arrays; device arrays are passed through."""
     host = [x for x in arrays if isinstance(x, np.ndarray)]
-    up = iter(_upload_packed(host, xp))
-    return [next(up) if isinstance(x, np.ndarray) else _kernel_array(x) for x in arrays]
+    up = iter(upload_packed(host, xp))
+    return [next(up) if isinstance(x, np.ndarray) else kernel_array(x) for x in arrays]
 
 
-def _pow2(n):
+def pow2(n):
     return 1 << max(int(n) - 1, 0).bit_length()
 
 
-# the serial numbers of _PlanSlots layouts, unique in the process; and the largest packed plan
+# the serial numbers of PlanSlots layouts, unique in the process; and the largest packed plan
 # a plan keeps a copy of (past it the bytes' copy, not the packing, is the upload's host time)
 _LAYOUTS = itertools.count()
 IMAGE_BYTES = 1 << 22
 
 
-class _PlanSlots:
+class PlanSlots:
     """Kept device homes for the plan arrays of successive searches (gmatch keeps one per
     thread, :func:`faults.thread_cache`).
 
@@ -715,7 +715,7 @@ class _PlanSlots:
     kept launches find the same objects as last time. Kernels read only
     what the plan's ``k``, pointer arrays and counts address, never the capacity tails.
 
-    One plan holds the slots at a time (a weak reference to its :class:`_DevPlan`): a plan made
+    One plan holds the slots at a time (a weak reference to its :class:`DevPlan`): a plan made
     while the holder lives -- an iterator not yet exhausted -- is given None (its own arrays).
     The copy is ordered after every kernel already launched on the legacy default stream
     (where the engines launch and CuPy runs), so it never overwrites a plan still being read.
@@ -739,15 +739,15 @@ class _PlanSlots:
         self.resident_hits = 0  # placings that found their image on the device (tests)
 
     def no_cut(self):
-        """A kept empty kernel array (``_DevPlan.cut_part`` without DUPREMOVE)."""
+        """A kept empty kernel array (``DevPlan.cut_part`` without DUPREMOVE)."""
         if self._no_cut is None:
-            self._no_cut = _kernel_array(self.xp.zeros(0, dtype=np.int32))
+            self._no_cut = kernel_array(self.xp.zeros(0, dtype=np.int32))
         return self._no_cut
 
     def no_adj(self):
-        """A kept empty adjacency bitmap (``_DevPlan.adj``: the kernels' binary search)."""
+        """A kept empty adjacency bitmap (``DevPlan.adj``: the kernels' binary search)."""
         if self._no_adj is None:
-            self._no_adj = _kernel_array(self.xp.zeros((0, 1), dtype=np.uint8))
+            self._no_adj = kernel_array(self.xp.zeros((0, 1), dtype=np.uint8))
         return self._no_adj
 
     def _claim(self):
@@ -845,13 +845,13 @@ class _PlanSlots:
 
     def _view(self, off, dtype, shape):
         n = int(np.prod(shape)) * np.dtype(dtype).itemsize
-        return _kernel_array(self._dev[off : off + n].view(dtype).reshape(shape))
+        return kernel_array(self._dev[off : off + n].view(dtype).reshape(shape))
 
     def _layout(self, arrays):
         """Device and host buffers for ``arrays``, each slot a power of two of bytes at least
         as large as before; the largest slots last, so a copy stops at the last used byte."""
         old = self._slots if len(self._slots) == len(arrays) else [None] * len(arrays)
-        caps = [max(_pow2(max(a.nbytes, 256)), sl[1] if sl is not None else 0)
+        caps = [max(pow2(max(a.nbytes, 256)), sl[1] if sl is not None else 0)
                 for a, sl in zip(arrays, old)]
         offs, total = [0] * len(arrays), 0
         for i in sorted(range(len(arrays)), key=lambda i: caps[i]):
@@ -876,9 +876,9 @@ class _PlanSlots:
         self.layouts += 1
 
 
-class _DevPlan:
+class DevPlan:
     """The plan's arrays on the device (padded so no kernel argument is empty); in ``slots``
-    (:class:`_PlanSlots`) where given and free."""
+    (:class:`PlanSlots`) where given and free."""
 
     def __init__(self, plan, xp, garrs, cut_part=None, slots=None, space=None, adj=None):
         G = plan.G
@@ -899,16 +899,16 @@ class _DevPlan:
         # are read at the edge's position), an empty one -- the kernels' binary search
         if adj is None or plan.has_elabels:
             adj = slots.no_adj() if slots is not None else \
-                _kernel_array(xp.zeros((0, 1), dtype=np.uint8))
+                kernel_array(xp.zeros((0, 1), dtype=np.uint8))
         self.adj = adj
-        # part id per data node for gmatch's DUPREMOVE filter (_dup_ok); size 0 turns it off
+        # part id per data node for gmatch's DUPREMOVE filter (dup_ok); size 0 turns it off
         # (the slots' kept empty array where there are slots: no upload, nothing re-marshalled)
         if cut_part is None and slots is not None:
             self.cut_part = slots.no_cut()
         else:
             cut = np.zeros(0, dtype=np.int32) if cut_part is None else \
                 np.ascontiguousarray(cut_part, dtype=np.int32)
-            self.cut_part = _kernel_array(xp.asarray(cut))
+            self.cut_part = kernel_array(xp.asarray(cut))
         # int32 stack offsets suffice unless 32 local candidate sets could overflow them; a
         # local set is drawn from an out- or an in-row (drv_dir) or a depth's candidate list
         # (kept on the plan, whose arrays never change)
@@ -954,7 +954,7 @@ class _DevPlan:
         placed = None
         if slots is not None and all(isinstance(x, np.ndarray) for x in host):
             placed = slots.place(host, self, plan.__dict__, self.use_cs)
-        return placed or _upload_mixed(host, xp)
+        return placed or upload_mixed(host, xp)
 
     def check_args(self):
         return (self.order, self.cand_bits, self.cand_flat, self.chk_ptr, self.chk_j,
@@ -976,27 +976,27 @@ class _DevPlan:
 
 
 
-def _host(a):
+def to_host(a):
     if isinstance(a, np.ndarray):
         return a
     return a.get()
 
 
-def _host_copy(a):
+def host_copy(a):
     """``a`` on the host, sharing no memory with it (``a`` may be a kept array under the
     simulator, where device arrays are host arrays)."""
     return np.array(a) if isinstance(a, np.ndarray) else a.get()
 
 
 @cuda.jit(device=True)
-def _feasible_range(d, v, m, moff, jlo, jhi, bits, order, cand_bits, chk_ptr, chk_j, chk_out,
-                    chk_in, chk_peo, chk_pei, indptr, indices, emult, eclass, eok, has_el, mono,
-                    directed):
-    """:func:`_feasible` restricted to the earlier depths ``jlo <= j < jhi`` (``m[j - moff]`` is
+def feasible_range(d, v, m, moff, jlo, jhi, bits, order, cand_bits, chk_ptr, chk_j, chk_out,
+                   chk_in, chk_peo, chk_pei, indptr, indices, emult, eclass, eok, has_el, mono,
+                   directed):
+    """:func:`feasible` restricted to the earlier depths ``jlo <= j < jhi`` (``m[j - moff]`` is
     the data node of depth ``j``); the candidate bit is tested only when ``bits`` is non-zero.
 
-    ``_feasible_range(d, v, m, 0, 0, d0, 1, ...)`` and ``_feasible_range(d, v, t, d0, d0, d, 0,
-    ...)`` together are exactly ``_feasible(d, v, ...)``: engines that match several depths at once
+    ``feasible_range(d, v, m, 0, 0, d0, 1, ...)`` and ``feasible_range(d, v, t, d0, d0, d, 0,
+    ...)`` together are exactly ``feasible(d, v, ...)``: engines that match several depths at once
     (GENEVA Sec. 5.2-5.4) test each candidate against the matched prefix once, then only the
     pairs among the new depths.
     """

@@ -143,22 +143,22 @@ class Recovery:
     def _graph_arrays(self, G):
         """``G``'s adjacency on the device, uploaded once per data graph and thread (kept in
         ``_gcache``, shared by the thread's GPU engines)."""
-        from .common import _cached_graph_arrays
+        from .common import cached_graph_arrays
 
-        arrs, self._gcache = _cached_graph_arrays(self._gcache, G, self.xp,
-                                                  _forget_graph(_PER_THREAD.caches))
+        arrs, self._gcache = cached_graph_arrays(self._gcache, G, self.xp,
+                                                 _forget_graph(_PER_THREAD.caches))
         return arrs
 
     def _adjacency(self, G):
-        """``G``'s adjacency bitmap on the device (``common._device_adjacency``), or None where
+        """``G``'s adjacency bitmap on the device (``common.device_adjacency``), or None where
         it has none; made once per data graph and thread, like :meth:`_graph_arrays`."""
-        from .common import _device_adjacency
+        from .common import device_adjacency
         from .device import memory_budget
 
         got = self._acache
         if got is not None and got[0]() is G:
             return got[1]
-        adj = _device_adjacency(G, self.xp, memory_budget(self.memory_budget))
+        adj = device_adjacency(G, self.xp, memory_budget(self.memory_budget))
         try:
             self._acache = (weakref.ref(G, _forget_graph(_PER_THREAD.caches, "adjbits")), adj)
         except TypeError:  # a graph object without weak references: not cached
@@ -166,7 +166,7 @@ class Recovery:
         return adj
 
     def adopt_graph(self, G, arrays):
-        """Take ``arrays`` (kernel-ready, as ``common._graph_to_device`` makes them) as ``G``'s
+        """Take ``arrays`` (kernel-ready, as ``common.graph_to_device`` makes them) as ``G``'s
         device adjacency: the partitioned engine uploads the next part while one is searched."""
         self._gcache = (weakref.ref(G, _forget_graph(_PER_THREAD.caches)), tuple(arrays))
 

@@ -19,7 +19,7 @@ arXiv:2401.17018) over node ids:
   new/deleted node seeded onto an isolated pattern node. A warp runs the DFS of its task: at each
   depth its 32 lanes test the shortest backward-neighbour row in parallel with the exact
   NetworkX-semantics test (candidate bit, injectivity, multiplicities ``>=``/``==``, edge labels,
-  as ``common._feasible``) and ballot-compact the survivors into the warp's level buffer; the
+  as ``common.feasible``) and ballot-compact the survivors into the warp's level buffer; the
   last depth writes the matches. Negatives run on the old graph, then the batch is applied, then
   positives run on the new graph.
 * **Each match once (end of Sec. IV-C, fixed as in the digest A2.6).** The updated items (changed
@@ -55,8 +55,8 @@ from ...incremental import _datum, _same
 from ...plan.planner import _depth_arrays
 from ..registry import capabilities_of
 from . import faults
-from .common import (_Launches, _ballot, _host, _kernel_array, _pause, _ring_take, _sim_reset,
-                     _wsync)
+from .common import (Launches, ballot, to_host, kernel_array, pause, ring_take, sim_reset,
+                     wsync)
 from .device import array_module, device_reason, is_simulator
 
 __all__ = ["RowPMA", "GammaDelta", "gamma_reason", "KMAX"]
@@ -129,7 +129,7 @@ class _KernelArgs:
     def __init__(self, xp):
         self.xp = xp
         self._hits = {}
-        self.launch = _Launches()
+        self.launch = Launches()
 
     def wrap(self, name, x):
         """``x`` (a host table or a device array) as a kernel argument, uploaded and wrapped
@@ -137,7 +137,7 @@ class _KernelArgs:
         replaced array (a grown PMA arena) is wrapped afresh."""
         hit = self._hits.get(name)
         if hit is None or hit[0] is not x:
-            hit = self._hits[name] = (x, _kernel_array(self.xp.asarray(x)))
+            hit = self._hits[name] = (x, kernel_array(self.xp.asarray(x)))
         return hit[1]
 
     def staged(self, prefix, arrays):
@@ -170,7 +170,7 @@ class _KernelArgs:
                   "hv": [host[a:b].view(dt) for (a, b), dt in zip(regions, dts)],
                   "dv": [dev[a:b].view(dt) for (a, b), dt in zip(regions, dts)],
                   "event": None}
-            st["args"] = [_kernel_array(v) for v in st["dv"]]
+            st["args"] = [kernel_array(v) for v in st["dv"]]
             self._hits[("staged", prefix)] = st
         if st["event"] is not None:
             st["event"].synchronize()
@@ -193,7 +193,7 @@ class _KernelArgs:
         if hit is None or hit[0].dtype != dtype or len(hit[0].shape) != len(shape) or any(
                 have < want for have, want in zip(hit[0].shape, shape)):
             x = self.xp.empty(shape, dtype=dtype)
-            hit = self._hits[name] = (x, _kernel_array(x))
+            hit = self._hits[name] = (x, kernel_array(x))
         return hit
 
 
@@ -274,7 +274,7 @@ class RowPMA:
         """Read the host copies of the rows' starts, lengths and capacities (the kernel merge
         plans on them without reading the device) after a layout."""
         if self.merge == "kernel":
-            self.hstart, self.hlength, self.hcap = (np.array(_host(x), dtype=np.int64)
+            self.hstart, self.hlength, self.hcap = (np.array(to_host(x), dtype=np.int64)
                                                     for x in (self.start, self.length, self.cap))
 
     def _layout(self, s, d, m, e, kk):
@@ -397,13 +397,13 @@ class RowPMA:
         r, u = rows.size, upd.shape[1]
         (_, _, upd_v), (rows_a, uoff_a, _) = self._args.staged("u.", [
             (rows, np.int64), (first, np.int64), (upd, np.int64)])
-        upd_a = _kernel_array(upd_v.reshape(5, u))
+        upd_a = kernel_array(upd_v.reshape(5, u))
         work, work_a = self._args.buffer("work", (4, u), np.int64)  # place, kind, ins/del before
         launch = self._args.launch
         launch("find", _pma_find, -(-u // _MERGE_THREADS), _MERGE_THREADS, rows_a, upd_a,
                self._arg("start"), self._arg("length"), self._arg("akey"), work_a)
         if not known:
-            kind = _host(work[1, :u])  # (waits for the device)
+            kind = to_host(work[1, :u])  # (waits for the device)
         # the rows' new lengths and places (one that outgrows its segment moves to the arena's
         # end with twice the room) and where each one's entries go in the scratch copy
         per_row, add, grown, held, dlen, maxlen = _pma_plan_rows(
@@ -416,7 +416,7 @@ class RowPMA:
         (per_row_v,), _ = self._args.staged("r.", [(per_row, np.int64)])
         scratch = self._args.buffer("scratch", (4, max(1, held)), np.int64)[1]
         launch("merge", _pma_merge, r, _MERGE_THREADS, rows_a, uoff_a, upd_a, work_a,
-               _kernel_array(per_row_v.reshape(4, r)), self._arg("start"), self._arg("length"),
+               kernel_array(per_row_v.reshape(4, r)), self._arg("start"), self._arg("length"),
                self._arg("cap"), self._arg("adj"), self._arg("mult"), self._arg("emask"),
                self._arg("akey"), scratch)
         start, newlen, cap = per_row[0], per_row[1], per_row[2]
@@ -770,7 +770,7 @@ def _ok(d, v, m, rank, bo, bc, order_t, chk_ptr, chk_j, chk_out, chk_in, chk_peo
         mono, directed, jd, ed):
     """GAMMA's candidate test (Alg. 1 GenCandidates with the digest's fixes) for ``v`` at depth
     ``d``: candidate-table bit, injectivity, the plan's multiplicity and edge-label checks against
-    earlier depths (as ``common._feasible``), then the smallest-updated-item rule (A2.6).
+    earlier depths (as ``common.feasible``), then the smallest-updated-item rule (A2.6).
 
     ``v`` drawn from the out-row of ``m[jd]`` at position ``ed`` (``jd`` -1: not so) has its
     entry there: that check reads it instead of searching the row again.
@@ -856,7 +856,7 @@ def _lock(S_lock, w, on):
     """Take warp ``w``'s lock; ``on == 0`` (stealing off: no thief) skips it."""
     if on != 0:
         while cuda.atomic.cas(S_lock, w, int32(0), int32(1)) != 0:
-            _pause(32)
+            pause(32)
         cuda.threadfence_block()
 
 
@@ -940,9 +940,9 @@ def _find_victim(wib, k, S_lock, S_p, S_end, S_busy, B):
 @cuda.jit(device=True)
 def _claim(ctl, q_cap):
     """Lane 0 of an idle warp (counted idle and not busy): claim the oldest donated unit of the
-    ring (:func:`common._ring_take`). Returns its slot (the warp then counts as busy and its
+    ring (:func:`common.ring_take`). Returns its slot (the warp then counts as busy and its
     donor has written the slot), -1 if none now, -2 if the kernel's work is done."""
-    h = _ring_take(ctl, _C_HEAD, _C_TAIL, _C_BUSY, _C_IDLE, ctl, _C_RDY, q_cap)
+    h = ring_take(ctl, _C_HEAD, _C_TAIL, _C_BUSY, _C_IDLE, ctl, _C_RDY, q_cap)
     if h >= 0:
         return h % q_cap
     return h
@@ -971,7 +971,7 @@ def _donate(ctl, q_cap, wib, base, d, lk, S_lock, S_p, S_end, B):
     _unlock(S_lock, wib, lk)
     s = tl % q_cap
     while cuda.atomic.add(ctl, _C_RDY + s, 0) != 0:  # its last unit's claimer is still reading
-        _pause(32)
+        pause(32)
     cuda.threadfence()
     B[wib, 0] = tl + 1
     B[wib, 1] = lv
@@ -1008,7 +1008,7 @@ def _offer_slices(ctl, q_cap, q_meta, q_m, m, d, rank, tab, i_lo, i_hi, slice_mi
         s = max(int64(slice_min), (i_hi - i_lo) // (want + 1))
         q = tl % q_cap
         while cuda.atomic.add(ctl, _C_RDY + q, 0) != 0:  # its last unit's claimer is reading
-            _pause(32)
+            pause(32)
         cuda.threadfence()
         q_meta[q, 0] = rank
         q_meta[q, 1] = tab
@@ -1158,9 +1158,9 @@ def _delta_kernel(n_tasks, n_groups, g_first, g_rank, g_x, g_y, g_toff, g_parts,
             # a persistent warp takes its next task from the global counter (the digest's A2.7)
             if lane == 0:
                 B[wib, 0] = cuda.atomic.add(ctl, _C_TASK, 1)
-            _wsync()
+            wsync()
             t = B[wib, 0]
-            _wsync()
+            wsync()
             if t >= n_tasks:
                 drained = True
         if t < n_tasks:
@@ -1230,14 +1230,14 @@ def _delta_kernel(n_tasks, n_groups, g_first, g_rank, g_x, g_y, g_toff, g_parts,
                     else:
                         st = 0
                 B[wib, 4] = st
-            _wsync()
+            wsync()
             st = B[wib, 4]
-            _wsync()
+            wsync()
             if st <= 0:
                 if st < 0:
                     break
                 if lane == 0:
-                    _pause(ns_back)
+                    pause(ns_back)
                 if ns_back < 4096:
                     ns_back *= 2
                 continue
@@ -1253,7 +1253,7 @@ def _delta_kernel(n_tasks, n_groups, g_first, g_rank, g_x, g_y, g_toff, g_parts,
                 for i in range(lane, take, 32):  # the victim's lock is held: copy its tail half
                     cbuf[gw, lv, i] = cbuf[vgw, lv, mid + i]
                 cuda.threadfence_block()
-                _wsync()
+                wsync()
                 if lane == 0:
                     cuda.atomic.exch(S_end, (v, lv), int32(mid))
                     for j in range(lv):
@@ -1272,7 +1272,7 @@ def _delta_kernel(n_tasks, n_groups, g_first, g_rank, g_x, g_y, g_toff, g_parts,
                 for i in range(lane, take, 32):
                     cbuf[gw, lv, i] = q_ent[q, i]
                 cuda.threadfence()
-                _wsync()
+                wsync()
                 if lane == 0:
                     for j in range(lv):
                         S_m[wib, j] = q_m[q, j]
@@ -1289,7 +1289,7 @@ def _delta_kernel(n_tasks, n_groups, g_first, g_rank, g_x, g_y, g_toff, g_parts,
                 S_end[wib, lv] = max(take, 0)
                 cuda.atomic.exch(S_busy, wib, int32(1))
                 _unlock(S_lock, wib, lk)
-            _wsync()
+            wsync()
             for j in range(lv):
                 m[j] = S_m[wib, j]
             parts = 1  # the stolen entries were split (if at all) when their level was made
@@ -1297,7 +1297,7 @@ def _delta_kernel(n_tasks, n_groups, g_first, g_rank, g_x, g_y, g_toff, g_parts,
             tab = S_task[wib, 1]
             bo = tab * k
             bc = tab * (k + 1)
-            _wsync()
+            wsync()
             base = lv
             d = lv
             gen = take < 0  # a slice: make depth lv from it
@@ -1334,11 +1334,11 @@ def _delta_kernel(n_tasks, n_groups, g_first, g_rank, g_x, g_y, g_toff, g_parts,
                     B[wib, 0] = r
                     B[wib, 1] = pp
                     B[wib, 2] = c
-                _wsync()
+                wsync()
                 r = B[wib, 0]
                 pp = B[wib, 1]
                 c = B[wib, 2]
-                _wsync()
+                wsync()
                 if c > 0:
                     if lane < c:  # each lane the row of one entry (lanes keep their own m)
                         r = cbuf[gw, d, pp + lane]
@@ -1350,7 +1350,7 @@ def _delta_kernel(n_tasks, n_groups, g_first, g_rank, g_x, g_y, g_toff, g_parts,
                         S_lo[wib, lane] = a
                         S_off[wib, lane] = b
                         S_kj[wib, lane] = kd * 32 + jdl + 1
-                    _wsync()
+                    wsync()
                     if lane == 0:  # row lengths -> offsets into the entries' candidates
                         tot = int64(0)
                         for i in range(c):
@@ -1358,7 +1358,7 @@ def _delta_kernel(n_tasks, n_groups, g_first, g_rank, g_x, g_y, g_toff, g_parts,
                             S_off[wib, i] = tot
                             tot += b
                         S_off[wib, c] = tot
-                    _wsync()
+                    wsync()
                     tot = S_off[wib, c]
                     wt = tab_wt[tab]
                     for f0 in range(0, tot, 32):
@@ -1378,8 +1378,8 @@ def _delta_kernel(n_tasks, n_groups, g_first, g_rank, g_x, g_y, g_toff, g_parts,
                                        chk_out, chk_in, chk_peo, chk_pei, loop_used, ct, rstart,
                                        rlen, akey, amult, aemask, vcls, trange, mkeys, mranks, nn,
                                        has_el, mono, directed, S_kj[wib, i] % 32 - 1, j)
-                        acc += cuda.popc(_ballot(good)) * wt
-                    _wsync()  # every lane has read the entries before the next chunk's
+                        acc += cuda.popc(ballot(good)) * wt
+                    wsync()  # every lane has read the entries before the next chunk's
                     continue
                 if r >= 0:
                     m[d] = r
@@ -1392,7 +1392,7 @@ def _delta_kernel(n_tasks, n_groups, g_first, g_rank, g_x, g_y, g_toff, g_parts,
                 continue
             gen = False
             # GenCandidates for depth d given m[0..d-1]
-            _wsync()  # every lane has read the level buffer before it is rewritten
+            wsync()  # every lane has read the level buffer before it is rewritten
             lo, n, kind, jd = _drive(d, m, bo, bc, order_t, drv_ptr, drv_j, drv_dir, ukey,
                                      rstart, rlen, akey, irstart, irlen, iakey, narrow_row,
                                      n_nodes)
@@ -1413,9 +1413,9 @@ def _delta_kernel(n_tasks, n_groups, g_first, g_rank, g_x, g_y, g_toff, g_parts,
                 if lane == 0:
                     B[wib, 0] = _offer_slices(ctl, q_cap, q_meta, q_m, m, d, rank, tab, i_lo,
                                               i_hi, slice_min)
-                _wsync()
+                wsync()
                 i_hi = B[wib, 0]
-                _wsync()
+                wsync()
             for i0 in range(i_lo, i_hi, 32):
                 i = i0 + lane
                 v = -1
@@ -1431,7 +1431,7 @@ def _delta_kernel(n_tasks, n_groups, g_first, g_rank, g_x, g_y, g_toff, g_parts,
                                chk_peo, chk_pei, loop_used, ct, rstart, rlen, akey, amult, aemask,
                                vcls, trange, mkeys, mranks, nn, has_el, mono, directed, jd,
                                lo + i)
-                mask = _ballot(good)
+                mask = ballot(good)
                 c = cuda.popc(mask)
                 if c == 0:
                     continue
@@ -1441,18 +1441,18 @@ def _delta_kernel(n_tasks, n_groups, g_first, g_rank, g_x, g_y, g_toff, g_parts,
                 elif d == k - 1:
                     if lane == 0:
                         B[wib, 0] = cuda.atomic.add(ctl, _C_MATCH, c * wt)
-                    _wsync()
+                    wsync()
                     if good:
                         m[d] = v
                         _emit(out, out_tab, B[wib, 0] + pos, m, d, bo, tab, order_t, out_cap)
-                    _wsync()
+                    wsync()
                 else:
                     if good:
                         cbuf[gw, d, total + pos] = v
                     total += c
             if d < k - 1:
                 cuda.threadfence_block()
-                _wsync()
+                wsync()
                 if lane == 0:  # publish the level (it was exhausted: no thief reads it now)
                     _lock(S_lock, wib, lk)
                     S_p[wib, d] = 0
@@ -1471,7 +1471,7 @@ def _delta_kernel(n_tasks, n_groups, g_first, g_rank, g_x, g_y, g_toff, g_parts,
                                 for j in range(B[wib, 1]):
                                     q_m[q, j] = m[j]
                     B[wib, 5] = q
-                _wsync()
+                wsync()
                 q = B[wib, 5]
                 if q >= 0:  # the warp's lanes copy the given entries, then the slot is ready
                     lv = B[wib, 1]
@@ -1479,11 +1479,11 @@ def _delta_kernel(n_tasks, n_groups, g_first, g_rank, g_x, g_y, g_toff, g_parts,
                     for i in range(lane, B[wib, 3], 32):
                         q_ent[q, i] = cbuf[gw, lv, mid + i]
                     cuda.threadfence()
-                    _wsync()
+                    wsync()
                     if lane == 0:
                         cuda.atomic.exch(ctl, _C_RDY + q, B[wib, 0])
                         cuda.atomic.add(ctl, _C_DON, 1)
-            _wsync()
+            wsync()
     if lane == 0 and acc > 0:
         cuda.atomic.add(ctl, _C_MATCH, acc)
 
@@ -2218,7 +2218,7 @@ class GammaDelta:
                 (("q_meta", (q_cap, 6), np.int64), ("q_m", (q_cap, KMAX), np.int32),
                  ("q_ent", (q_cap, cap), np.int32))]
         inn = self.inn if self.inn is not None else self.out
-        a, arg = _kernel_array, self._args.wrap
+        a, arg = kernel_array, self._args.wrap
         faults.point("plan_upload")
         targs = self._args.staged(f"t{which}.", [
             (first, np.int64), (rank, np.int64), (tx, np.int32), (ty, np.int32),
@@ -2241,7 +2241,7 @@ class GammaDelta:
                 out = self._args.buffer("out0", (1, k), np.int32)[1]
                 out_tab = self._args.buffer("out_tab0", (1,), np.int32)[1]
             ctl_d.fill(0)
-            _sim_reset()
+            sim_reset()
             faults.point("launch")
             clock = _Clock(xp)
             self._args.launch(
@@ -2258,15 +2258,15 @@ class GammaDelta:
             if count_only:
                 return lambda: self._collect(ctl_d, n_tasks, nw, [clock])
             clocks.append(clock)
-            c = _host(ctl_d[:_C_RDY])  # (synchronises)
+            c = to_host(ctl_d[:_C_RDY])  # (synchronises)
             total = int(c[_C_MATCH])
             if total <= out_cap:
                 break
             out_cap = total  # relaunched with room for every row
             self.out_capacity = max(self.out_capacity, total)
         self._collect(ctl_d, n_tasks, nw, clocks, c)
-        rows = _host(out_d[:total])
-        tabs = _host(tab_d[:total])
+        rows = to_host(out_d[:total])
+        tabs = to_host(tab_d[:total])
         rows = self._unfold(rows, tabs)
         keys = self.keys
         if self.ident:  # node keys are the ids 0..n-1 (as read from an edge list)
@@ -2281,7 +2281,7 @@ class GammaDelta:
         (one read per search)."""
         faults.point("collect")
         if c is None:
-            c = _host(ctl[:_C_RDY])  # (synchronises)
+            c = to_host(ctl[:_C_RDY])  # (synchronises)
         total = int(c[_C_MATCH])
         dt = sum(c.seconds() for c in clocks)
         st = self.last_stats

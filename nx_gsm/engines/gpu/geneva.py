@@ -11,7 +11,7 @@ a :class:`~nx_gsm.plan.planner.MatchPlan`:
   the concatenation of ``N(v, l)`` over the accepted labels (disjoint: every data edge has one
   class). Without edge labels there is a single edge-label partition, and interval-PCSR
   degenerates to the CSR rows themselves (one partition, row offsets = ``indptr``), which is what
-  the kernels then read. The feasibility tests binary-search the plain CSR (``common._feasible``).
+  the kernels then read. The feasibility tests binary-search the plain CSR (``common.feasible``).
 * **Phases (Sec. 5.5, Alg. 8).** :func:`phase_plan` cuts the plan's order into runs of consecutive
   depths whose pattern vertices all have a backward neighbour matched *before* the run -- the
   paper's multi-vertex patterns: two new vertices on one source (patterns 1/3) or on two sources
@@ -25,7 +25,7 @@ a :class:`~nx_gsm.plan.planner.MatchPlan`:
   a time, runs only the checks among the new vertices, and writes valid rows into slots reserved
   with one ``atomicAdd`` per warp batch. The output is sized by the exact product bound, so the
   table never overflows and holds no placeholder rows.
-* **Exactness.** Every new vertex passes the ``_feasible`` tests of its depth (candidate bit,
+* **Exactness.** Every new vertex passes the ``feasible`` tests of its depth (candidate bit,
   injectivity, multiplicities ``>=`` in mono and ``==`` in induced mode, edge classes, both
   directions) split into prefix and in-phase parts; this adds the injectivity and equality checks
   the printed Algs. 4-6 miss. Automorphisms are not broken: all mappings are returned, as NetworkX
@@ -48,8 +48,8 @@ from numba import cuda, int32, int64
 from ..base import UNLIMITED, PartialCount
 from ..registry import capabilities_of
 from . import faults
-from .common import (_ballot, _exact_sum, _feasible_range, _host, _kernel_array, _quiet,
-                     _sim_reset, _upload_packed, _wsync)
+from .common import (ballot, exact_sum, feasible_range, to_host, kernel_array, quiet,
+                     sim_reset, upload_packed, wsync)
 from .device import array_module, is_simulator, memory_budget
 from .formats import IntervalPCSR, format_nbytes
 
@@ -289,9 +289,9 @@ def _filter_kernel(rows, d0, g, nseg, T, incl, size_arr, drv_arr, order, cand_bi
             v = _drv_get(dt, rows[r, drv_j[dt]], q, drv_dir, drv_pe, indptr, indices, in_indptr,
                          in_indices, has_el, pe_ptr, pe_cls, o_map, o_ivp, o_iv, o_ro, o_col,
                          o_inv, i_map, i_ivp, i_iv, i_ro, i_col, i_inv)
-        good = _feasible_range(d, v, rows[r], 0, 0, d0, 1, order, cand_bits, chk_ptr, chk_j,
-                               chk_out, chk_in, chk_peo, chk_pei, indptr, indices, emult, eclass,
-                               eok, has_el, mono, directed)
+        good = feasible_range(d, v, rows[r], 0, 0, d0, 1, order, cand_bits, chk_ptr, chk_j,
+                              chk_out, chk_in, chk_peo, chk_pei, indptr, indices, emult, eclass,
+                              eok, has_el, mono, directed)
         ok[t] = 1 if good else 0
         vout[t] = v
 
@@ -331,17 +331,17 @@ def _extend_kernel(rows, n, d0, g, F, fcnt, foff, P, tlo, thi, order, cand_bits,
                     x //= c
                 for i in range(1, g):
                     if valid:
-                        valid = _feasible_range(d0 + i, tup[i], tup, d0, d0, d0 + i, 0, order,
-                                                cand_bits, chk_ptr, chk_j, chk_out, chk_in,
-                                                chk_peo, chk_pei, indptr, indices, emult, eclass,
-                                                eok, has_el, mono, directed)
-            mask = _ballot(valid)
+                        valid = feasible_range(d0 + i, tup[i], tup, d0, d0, d0 + i, 0, order,
+                                               cand_bits, chk_ptr, chk_j, chk_out, chk_in,
+                                               chk_peo, chk_pei, indptr, indices, emult, eclass,
+                                               eok, has_el, mono, directed)
+            mask = ballot(valid)
             nv = cuda.popc(mask)
             if nv > 0:
                 if collect != 0:
                     if lane == 0:
                         B[w] = cuda.atomic.add(ctl, 0, nv)
-                    _wsync()
+                    wsync()
                     s0 = B[w]
                     if valid:
                         slot = s0 + cuda.popc(mask & lt_mask)
@@ -349,7 +349,7 @@ def _extend_kernel(rows, n, d0, g, F, fcnt, foff, P, tlo, thi, order, cand_bits,
                             out[slot, j] = rows[r, j]
                         for i in range(g):
                             out[slot, d0 + i] = tup[i]
-                    _wsync()
+                    wsync()
                 else:
                     acc += nv
             base += 32
@@ -516,7 +516,7 @@ class GenevaEngine(faults.Recovery):
         x = np.ascontiguousarray(x, dtype=dtype)
         if x.size == 0:
             x = np.zeros(shape or (1,) * max(x.ndim, 1), dtype=dtype)
-        return _kernel_array(self.xp.asarray(x))
+        return kernel_array(self.xp.asarray(x))
 
     def _label_arrays(self, plan):
         """Interval-PCSR of both directions on the device (cached for the last graph and edge
@@ -575,7 +575,7 @@ class GenevaEngine(faults.Recovery):
         eclass = plan.eclass if plan.has_elabels else np.zeros(1, dtype=np.int32)
         faults.point("plan_upload")
         (st.order, st.cand_bits, st.cand_ptr, st.cand_flat, *chk, st.drv_ptr, st.drv_j,
-         st.drv_dir, st.drv_pe, st.eclass, st.eok) = _upload_packed(
+         st.drv_dir, st.drv_pe, st.eclass, st.eok) = upload_packed(
             [h(plan.order, np.int32), h(plan.cand_bits, np.uint8, (1, 1)),
              h(plan.cand_ptr, np.int64), h(plan.cand_flat, np.int32),
              *[h(getattr(plan, f), np.int32) for f in
@@ -656,9 +656,9 @@ class GenevaEngine(faults.Recovery):
         sz = xp.empty(n * g, dtype=np.int64)
         dv = xp.empty(n * g, dtype=np.int32)
         threads = 32 if _SIM else 256
-        _sim_reset()
+        sim_reset()
         faults.point("launch")
-        with _quiet():
+        with quiet():
             _size_kernel[self._grid(n * g, threads), threads](
                 rows, n, d0, g, st.cand_ptr, st.drv_ptr, st.drv_j, st.drv_dir, st.drv_pe,
                 st.indptr, st.in_indptr, st.has_el, *st.pe, *st.o4, *st.i4, sz, dv)
@@ -677,8 +677,8 @@ class GenevaEngine(faults.Recovery):
         vout = xp.zeros(max(T, 1), dtype=np.int32)
         if T:
             threads = 32 if _SIM else 256
-            _sim_reset()
-            with _quiet():
+            sim_reset()
+            with quiet():
                 _filter_kernel[self._grid(T, threads), threads](
                     rows, d0, g, n * g, T, incl, sz, dv, *st.chk[:2], st.cand_ptr, st.cand_flat,
                     *st.chk[2:], st.drv_j, st.drv_dir, st.drv_pe, st.indptr, st.indices, st.mult,
@@ -692,7 +692,7 @@ class GenevaEngine(faults.Recovery):
         fcnt = okc[incl] - okc[incl - sz]
         foff = xp.cumsum(fcnt) - fcnt
         F = vout[xp.flatnonzero(ok[:T])] if T else vout[:0]
-        return F, fcnt, foff, _host(fcnt).reshape(n, g)
+        return F, fcnt, foff, to_host(fcnt).reshape(n, g)
 
     def _extend(self, st, rows, d0, g, F, fcnt, foff, P, tlo=0, thi=_INF, cap=0):
         """One GENEVA extension launch; returns the new table (collect) or per-row counts."""
@@ -707,16 +707,16 @@ class GenevaEngine(faults.Recovery):
         cnt = xp.zeros(max(n, 1), dtype=np.int64)
         self._account(st, cap * width * 4 + int(F.nbytes) + n * 24)
         blocks = self.blocks or (1 if _SIM else max(1, min(65535, (n + _WPB - 1) // _WPB)))
-        _sim_reset()
+        sim_reset()
         faults.point("launch")
-        with _quiet():
+        with quiet():
             _extend_kernel[blocks, 32 * _WPB](
                 rows, n, d0, g, F, fcnt, foff, xp.asarray(P), int(tlo), int(thi), *st.chk,
                 *st.feas, int(collect), out, ctl, cnt)
         st.launches += 1
         if not collect:
             return cnt[:n]
-        got = int(_host(ctl)[0])
+        got = int(to_host(ctl)[0])
         if got > cap:
             raise RuntimeError(f"geneva: extension wrote {got} rows into {cap} slots")
         return out[:got]
@@ -735,7 +735,7 @@ class GenevaEngine(faults.Recovery):
         self._tick(st)
         self._account(st, n * g * 12)
         sz, dv = self._sizes(st, rows, d, g)
-        tasks = _host(sz).reshape(n, g).sum(axis=1)
+        tasks = to_host(sz).reshape(n, g).sum(axis=1)
         task_cap = max(1, self._allow(st) // 4 // 16)
         for a, b in _splits(tasks, task_cap):
             if b - a == 1 and g > 1 and tasks[a] > task_cap:
@@ -763,7 +763,7 @@ class GenevaEngine(faults.Recovery):
         if last and not st.collect:
             P = _products(fc)
             if g == 1 or not P.any():
-                c = _exact_sum(P)
+                c = exact_sum(P)
                 st.rows_at[d] = st.rows_at.get(d, 0) + c
                 st.found += c
                 yield c
@@ -778,8 +778,8 @@ class GenevaEngine(faults.Recovery):
                 for t0 in starts:
                     tlo, thi = (0, _INF) if t0 < 0 else (t0, t0 + _WORK)
                     self._tick(st)
-                    c = _exact_sum(_host(self._extend(st, rows[a:b], d, g, F, fcnt[a * g : b * g],
-                                                      foff[a * g : b * g], P[a:b], tlo, thi)))
+                    c = exact_sum(to_host(self._extend(st, rows[a:b], d, g, F, fcnt[a * g : b * g],
+                                                       foff[a * g : b * g], P[a:b], tlo, thi)))
                     st.rows_at[d] = st.rows_at.get(d, 0) + c
                     st.found += c
                     yield c
@@ -920,7 +920,7 @@ class GenevaEngine(faults.Recovery):
                     n = min(n, left)
                     left -= n
                 if n:
-                    host = np.ascontiguousarray(_host(table[:n]), dtype=np.int32)
+                    host = np.ascontiguousarray(to_host(table[:n]), dtype=np.int32)
                     for a in range(0, n, chunk):
                         yield host[a : a + chunk]
                 if left is not None and left <= 0:

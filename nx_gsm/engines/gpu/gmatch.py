@@ -61,9 +61,9 @@ from ..base import UNLIMITED, PartialCount
 from ..cpu import count_probe, host_levels, plan_arrays
 from ..registry import capabilities_of
 from . import faults
-from .common import (_DevPlan, _Launches, _PlanSlots, _ballot, _cand_at, _dup_ok, _exact_sum,
-                     _feasible_from, _host, _host_copy, _kernel_array, _local_cands, _pause, _pow2,
-                     _quiet, _sim_reset, _wsync)
+from .common import (DevPlan, Launches, PlanSlots, ballot, cand_at, dup_ok, exact_sum,
+                     feasible_from, to_host, host_copy, kernel_array, local_cands, pause, pow2,
+                     quiet, sim_reset, wsync)
 from .device import array_module, device_info, free_and_total, is_simulator, memory_budget
 
 __all__ = ["GMatchEngine", "KMAX_LIMIT", "kernel_resources"]
@@ -202,32 +202,32 @@ def _bfs_level_kernel(rows, L, n0, ci, cap_in, target, small_from, gfix, sm, drv
         first = n
     for r in range(first, n, groups):
         m = rows[r]
-        lo, c, kd = _local_cands(L, m, drv_ptr, drv_j, drv_dir, indptr, in_indptr, cand_ptr,
-                                 order, crank, row_off, sptr, use_cs)
+        lo, c, kd = local_cands(L, m, drv_ptr, drv_j, drv_dir, indptr, in_indptr, cand_ptr,
+                                order, crank, row_off, sptr, use_cs)
         for b in range(sub * 32, c, g * 32):
             i = b + lane
             good = False
             v = 0
             if i < c:
-                v = _cand_at(kd, lo + i, cand_flat, indices, in_indices, sval)
-                good = _feasible_from(L, v, m, kd, order, cand_bits, chk_ptr, chk_j, chk_out,
-                                      chk_in, chk_peo, chk_pei, indptr, indices, emult, adj, eclass,
-                                      eok, has_el, mono, directed)
+                v = cand_at(kd, lo + i, cand_flat, indices, in_indices, sval)
+                good = feasible_from(L, v, m, kd, order, cand_bits, chk_ptr, chk_j, chk_out,
+                                     chk_in, chk_peo, chk_pei, indptr, indices, emult, adj, eclass,
+                                     eok, has_el, mono, directed)
                 if good and L >= 2 and cut_part.shape[0] != 0:
-                    good = _dup_ok(L, v, m, cut_part, chk_ptr, chk_j, chk_out, chk_in)
-            mask = _ballot(good)
+                    good = dup_ok(L, v, m, cut_part, chk_ptr, chk_j, chk_out, chk_in)
+            mask = ballot(good)
             if mask == 0:
                 continue
             if lane == 0:
                 B[wib] = cuda.atomic.add(cnt, ci + 1, cuda.popc(mask))
-            _wsync()
+            wsync()
             if good:
                 pos = B[wib] + cuda.popc(mask & below)
                 if pos < cap:
                     for j in range(L):
                         out[pos, j] = m[j]
                     out[pos, L] = v
-            _wsync()
+            wsync()
 
 
 def _flag(x):
@@ -350,7 +350,7 @@ def _fetch(ctl, n_pool, steal, q_ready, q_cap):
             cuda.threadfence()
             if cuda.atomic.add(ctl, C_BUSY, 0) == 0:
                 return 0, t
-        _pause(ns)
+        pause(ns)
         if ns < 8192:
             ns *= 2
 
@@ -373,7 +373,7 @@ def _grid_barrier(ctl, gen, slot, cell):
             cuda.atomic.exch(ctl, C_GEN, gen)
         else:
             while cuda.atomic.add(ctl, C_GEN, 0) < gen:
-                _pause(64)
+                pause(64)
         cuda.threadfence()
         cell[0] = cuda.atomic.add(ctl, slot, 0)
     cuda.syncthreads()
@@ -402,7 +402,7 @@ def _make_dfs_kernel(KMAX, W, wide):
         unit came from) or, with ``warp_slot0 >= 0``, to its own ``task_count[warp_slot0 +
         global warp]`` (the fused search, whose pool never reaches the host).
 
-        A non-empty ``cut_part`` adds PBE's DUPREMOVE (``_dup_ok``) from depth 2 on: the pool
+        A non-empty ``cut_part`` adds PBE's DUPREMOVE (``dup_ok``) from depth 2 on: the pool
         rows are then seeded cut pairs of the partitioned engine's cross search.
 
         Stack S[level][lane] in shared memory (|V(q)| x 32 per warp, Sec. 4.2/5.2); each round a
@@ -446,12 +446,12 @@ def _make_dfs_kernel(KMAX, W, wide):
                     B[w, 1] = idx
                     B[w, 2] = cuda.atomic.add(q_len, idx, 0)
                     B[w, 3] = cuda.atomic.add(q_org, idx, 0)
-            _wsync()
+            wsync()
             src = B[w, 0]
             idx = B[w, 1]
             L = B[w, 2]
             org = B[w, 3]
-            _wsync()
+            wsync()
             if src == 0:
                 break
             if lane < L:
@@ -462,15 +462,15 @@ def _make_dfs_kernel(KMAX, W, wide):
                 S_par[w, lane, 0] = 0
                 L_cnt[w, lane] = 1
                 L_base[w, lane] = 0
-            _wsync()
+            wsync()
             if lane == 0:
                 if src == 2:  # every lane has read the slot: hand it back to the ring
                     cuda.threadfence()
                     cuda.atomic.exch(q_ready, idx, 0)
                 for j in range(L):
                     m[j] = S_v[w, j, 0]
-                lo0, n0, kd0 = _local_cands(L, m, drv_ptr, drv_j, drv_dir, indptr, in_indptr,
-                                            cand_ptr, order, crank, row_off, sptr, use_cs)
+                lo0, n0, kd0 = local_cands(L, m, drv_ptr, drv_j, drv_dir, indptr, in_indptr,
+                                           cand_ptr, order, crank, row_off, sptr, use_cs)
                 S_lo[w, L - 1, 0] = lo0
                 S_kind[w, L - 1, 0] = kd0
                 S_pre[w, L - 1, 0] = n0
@@ -479,7 +479,7 @@ def _make_dfs_kernel(KMAX, W, wide):
             found = 0
             rounds = 0
             while lvl >= bottom:
-                _wsync()
+                wsync()
                 rounds += 1
                 if (rounds & 15) == 0:
                     # ---- stop check and work donation (Sec. 4.3 dynamic phase) ----
@@ -489,7 +489,7 @@ def _make_dfs_kernel(KMAX, W, wide):
                         if steal != 0 and B[w, 4] == 0 and (rounds & 63) == 0:
                             dn = cuda.atomic.add(ctl, C_IDLE, 0)  # warps waiting for work
                         B[w, 5] = dn
-                    _wsync()
+                    wsync()
                     stp = B[w, 4]
                     dn = B[w, 5]
                     if stp != 0:
@@ -551,7 +551,7 @@ def _make_dfs_kernel(KMAX, W, wide):
                                         break
                                 B[w, 6] = slot0
                                 B[w, 7] = got
-                            _wsync()
+                            wsync()
                             slot0 = B[w, 6]
                             got = B[w, 7]
                             if got > 0:
@@ -570,7 +570,7 @@ def _make_dfs_kernel(KMAX, W, wide):
                                         if cuda.atomic.add(ctl, C_STOP, 0) != 0:
                                             free = False
                                             break
-                                        _pause(32)
+                                        pause(32)
                                     if free:
                                         for t in range(s + 1):
                                             q_rows[slot, t] = m[t]
@@ -578,11 +578,11 @@ def _make_dfs_kernel(KMAX, W, wide):
                                         q_org[slot] = org
                                         cuda.threadfence()
                                         cuda.atomic.exch(q_ready, slot, gen + 1)
-                                _wsync()
+                                wsync()
                                 if lane == 0:
                                     L_cnt[w, s] = p0
                                     cuda.atomic.add(ctl, C_DONATED, got)
-                            _wsync()
+                            wsync()
                 # ---- one round at level lvl: tasks base .. base+31 of its virtual task pool ----
                 cnt = L_cnt[w, lvl]
                 base = L_base[w, lvl]
@@ -608,24 +608,24 @@ def _make_dfs_kernel(KMAX, W, wide):
                     if p > 0:
                         first = S_pre[w, lvl, p - 1]
                     kd = S_kind[w, lvl, p]
-                    v = _cand_at(kd, S_lo[w, lvl, p] + (q - first), cand_flat, indices,
-                                 in_indices, sval)
+                    v = cand_at(kd, S_lo[w, lvl, p] + (q - first), cand_flat, indices,
+                                in_indices, sval)
                     e = p
                     for t in range(lvl, -1, -1):
                         m[t] = S_v[w, t, e]
                         e = S_par[w, t, e]
-                    valid = _feasible_from(lvl + 1, v, m, kd, order, cand_bits, chk_ptr, chk_j,
-                                           chk_out, chk_in, chk_peo, chk_pei, indptr, indices,
-                                           emult, adj, eclass, eok, has_el, mono, directed)
+                    valid = feasible_from(lvl + 1, v, m, kd, order, cand_bits, chk_ptr, chk_j,
+                                          chk_out, chk_in, chk_peo, chk_pei, indptr, indices,
+                                          emult, adj, eclass, eok, has_el, mono, directed)
                     if valid and lvl >= 1 and cut_part.shape[0] != 0:
-                        valid = _dup_ok(lvl + 1, v, m, cut_part, chk_ptr, chk_j, chk_out,
-                                        chk_in)
-                mask = _ballot(valid)
+                        valid = dup_ok(lvl + 1, v, m, cut_part, chk_ptr, chk_j, chk_out,
+                                       chk_in)
+                mask = ballot(valid)
                 nv = cuda.popc(mask)
                 take = end - base
                 if take > 32:
                     take = 32
-                _wsync()
+                wsync()
                 if lane == 0:
                     L_base[w, lvl] = base + take
                 d = lvl + 1
@@ -637,7 +637,7 @@ def _make_dfs_kernel(KMAX, W, wide):
                                 B[w, 4] = s0
                                 if s0 + nv > cap or s0 + nv >= stop_at:
                                     cuda.atomic.exch(ctl, C_STOP, 1)
-                            _wsync()
+                            wsync()
                             s0 = B[w, 4]
                             if valid:
                                 r = s0 + cuda.popc(mask & lt_mask)
@@ -656,9 +656,9 @@ def _make_dfs_kernel(KMAX, W, wide):
                     if valid:
                         s1 = cuda.popc(mask & lt_mask)
                         m[d] = v
-                        lo2, n2, kd2 = _local_cands(d + 1, m, drv_ptr, drv_j, drv_dir, indptr,
-                                                    in_indptr, cand_ptr, order, crank, row_off,
-                                                    sptr, use_cs)
+                        lo2, n2, kd2 = local_cands(d + 1, m, drv_ptr, drv_j, drv_dir, indptr,
+                                                   in_indptr, cand_ptr, order, crank, row_off,
+                                                   sptr, use_cs)
                         S_v[w, d, s1] = v
                         S_par[w, d, s1] = p
                         S_lo[w, d, s1] = lo2
@@ -667,7 +667,7 @@ def _make_dfs_kernel(KMAX, W, wide):
                     if lane == 0:
                         L_cnt[w, d] = nv
                         L_base[w, d] = 0
-                    _wsync()
+                    wsync()
                     if lane == 0:
                         acc = S_pre[w, d, 0]
                         for s2 in range(1, nv):
@@ -679,7 +679,7 @@ def _make_dfs_kernel(KMAX, W, wide):
                 if warp_slot0 >= 0:
                     slot = warp_slot0 + (cuda.grid(1) >> 5)
                 cuda.atomic.add(task_count, slot, found)
-            _wsync()
+            wsync()
 
     @cuda.jit(device=True)
     def level(src, off, n, L, buf, woff, room, ctl, slot, gw, nw, drv_ptr, drv_j, drv_dir,
@@ -715,25 +715,25 @@ def _make_dfs_kernel(KMAX, W, wide):
             base = off + r * L
             for j in range(L):
                 m[j] = src[base + j]
-            lo, c, kd = _local_cands(L, m, drv_ptr, drv_j, drv_dir, indptr, in_indptr,
-                                     cand_ptr, order, crank, row_off, sptr, use_cs)
+            lo, c, kd = local_cands(L, m, drv_ptr, drv_j, drv_dir, indptr, in_indptr,
+                                    cand_ptr, order, crank, row_off, sptr, use_cs)
             for b in range(sub * 32, c, g * 32):
                 i = b + lane
                 good = False
                 v = 0
                 if i < c:
-                    v = _cand_at(kd, lo + i, cand_flat, indices, in_indices, sval)
-                    good = _feasible_from(L, v, m, kd, order, cand_bits, chk_ptr, chk_j,
-                                          chk_out, chk_in, chk_peo, chk_pei, indptr, indices,
-                                          emult, adj, eclass, eok, has_el, mono, directed)
+                    v = cand_at(kd, lo + i, cand_flat, indices, in_indices, sval)
+                    good = feasible_from(L, v, m, kd, order, cand_bits, chk_ptr, chk_j,
+                                         chk_out, chk_in, chk_peo, chk_pei, indptr, indices,
+                                         emult, adj, eclass, eok, has_el, mono, directed)
                     if good and L >= 2 and cut_part.shape[0] != 0:
-                        good = _dup_ok(L, v, m, cut_part, chk_ptr, chk_j, chk_out, chk_in)
-                mask = _ballot(good)
+                        good = dup_ok(L, v, m, cut_part, chk_ptr, chk_j, chk_out, chk_in)
+                mask = ballot(good)
                 if mask == 0:
                     continue
                 if lane == 0:
                     Bl[wib] = cuda.atomic.add(ctl, slot, cuda.popc(mask))
-                _wsync()
+                wsync()
                 if good:
                     pos = Bl[wib] + cuda.popc(mask & below)
                     if pos < room:
@@ -741,7 +741,7 @@ def _make_dfs_kernel(KMAX, W, wide):
                         for j in range(L):
                             buf[o + j] = m[j]
                         buf[o + L] = v
-                _wsync()
+                wsync()
 
     @cuda.jit
     def dfs(order, cand_bits, cand_ptr, cand_flat, chk_ptr, chk_j, chk_out, chk_in, chk_peo,
@@ -1012,8 +1012,8 @@ class GMatchEngine(faults.Recovery):
                       "_fused_memo")
     # per thread, shared by the thread's gmatch engines (faults.thread_cache)
     _qbufs = faults.thread_cache("gmatch_ring")  # the donation ring (_queue)
-    _kept = faults.thread_cache("gmatch_launches")  # kept launches (common._Launches)
-    _slots = faults.thread_cache("gmatch_plan")  # kept plan arrays (common._PlanSlots)
+    _kept = faults.thread_cache("gmatch_launches")  # kept launches (common.Launches)
+    _slots = faults.thread_cache("gmatch_plan")  # kept plan arrays (common.PlanSlots)
     _bufs = faults.thread_cache("gmatch_buffers")  # kept small device arrays (_buf)
     _pinned = faults.thread_cache("gmatch_staging")  # the fused search's pinned buffers (_stage)
     _waits = faults.thread_cache("gmatch_wait")  # _wait's event and side stream
@@ -1154,7 +1154,7 @@ class GMatchEngine(faults.Recovery):
                       out, cap, k_cnt):
         # rows and out are CuPy arrays: the kept launch marshals them itself (a Numba wrap and
         # Numba's marshalling cost ~0.1 ms an array)
-        _sim_reset()
+        sim_reset()
         self._launch("bfs_level", _bfs_level_kernel, blocks, 32 * _LEVEL_WPB, rows, L, n0, ci,
                      cap_in, target, small_from, g, sm, dp.drv_ptr, dp.drv_j, dp.drv_dir,
                      dp.in_indptr, dp.cand_ptr, *dp.space_args(), *dp.check_args(),
@@ -1193,7 +1193,7 @@ class GMatchEngine(faults.Recovery):
             outs.append(out)
             caps.append(cap)
             src, cap_in = out, cap
-        sizes = _host_copy(cnt[: len(outs) + 1])
+        sizes = host_copy(cnt[: len(outs) + 1])
         for j, out in enumerate(outs):
             size = int(sizes[j + 1])
             if size < 0:
@@ -1287,19 +1287,19 @@ class GMatchEngine(faults.Recovery):
             faults.point("output")
             # never read past the rows the kernel reserved, so not zero-filled (a 256 MB memset)
             out = xp.empty((max(cap, 1), dp.k), dtype=np.int32)
-            k_out = _kernel_array(out)
+            k_out = kernel_array(out)
         else:  # not written without collect
             out, k_out = self._buf("no_output", (1, KMAX_LIMIT), np.int32, zero=False)
         stop = _INF if stop_at is None else int(stop_at)
-        _sim_reset()
+        sim_reset()
         if _SIM:
             blocks = self.blocks or 1
         else:
             if not kern.overloads:
                 # compile with a launch over an empty pool; the grid size needs its resources
-                with _quiet():
-                    kern[1, 32 * W](*dp.dfs_args(), _kernel_array(flat), L, 0,
-                                    _kernel_array(xp.zeros(N_CTL, dtype=np.int64)), q_rows,
+                with quiet():
+                    kern[1, 32 * W](*dp.dfs_args(), kernel_array(flat), L, 0,
+                                    kernel_array(xp.zeros(N_CTL, dtype=np.int64)), q_rows,
                                     q_len, q_org, q_ready, qc, k_tc, 0, _INF, k_out, 0, 0)
             blocks = self._grid(kern, W)
         t0 = time.perf_counter()
@@ -1311,7 +1311,7 @@ class GMatchEngine(faults.Recovery):
         stopped = None
         if not _SIM and (self.time_limit is not None or budget is not UNLIMITED):
             stopped = self._wait(ctl, task_count, n_pool, budget)
-        ctl_h, tc_h = _host_copy(ctl), _host_copy(task_count[:n_pool])
+        ctl_h, tc_h = host_copy(ctl), host_copy(task_count[:n_pool])
         self.last_stats.update(blocks=int(blocks), warps_per_block=W, kmax=KMAX, wide=dp.wide,
                                donated=int(ctl_h[C_DONATED]), stolen=int(ctl_h[C_STOLEN]),
                                t_dfs_launch=t_launch, t_dfs=time.perf_counter() - t0)
@@ -1346,11 +1346,11 @@ class GMatchEngine(faults.Recovery):
                 FUSED_NARROW * W if self.fused_narrow is None else int(self.fused_narrow))
         faults.point("launch")
         if _SIM:
-            _sim_reset()
+            sim_reset()
             blocks = self.blocks or 1
             fs.k_buf[: n0 * L] = np.asarray(rows, dtype=np.int32).reshape(-1)
             fs.both.fill(0)
-            with _quiet():
+            with quiet():
                 kern[blocks, 32 * W](*args)
         else:
             site = fs.site
@@ -1428,7 +1428,7 @@ class GMatchEngine(faults.Recovery):
         both, q_ready, k_ctl, qpad = self._ring_ctl(qc, C_COUNTS + most_warps)
         _, k_out = self._buf("no_output", (1, KMAX_LIMIT), np.int32, zero=False, view=False)
         if self._kept is None:
-            self._kept = _Launches()
+            self._kept = Launches()
         fs = self._fused_memo = _FusedSetup(
             key, k_buf, q_rows, q_len, q_org, both, q_ready, k_ctl, qpad, k_out, qc,
             key[4], most_warps, None if _SIM else self._stage(C_COUNTS, row_ints))
@@ -1438,7 +1438,7 @@ class GMatchEngine(faults.Recovery):
         """Launch ``kern`` through the thread's kept launches: a call site's later launches
         re-marshal only the arguments that changed (the next BFS level's rows; not the plan)."""
         if self._kept is None:
-            self._kept = _Launches()
+            self._kept = Launches()
         self._kept(site, kern, blocks, threads, *args)
 
     def _buf(self, name, shape, dtype, zero=True, view=True):
@@ -1455,8 +1455,8 @@ class GMatchEngine(faults.Recovery):
         got = self._bufs.get(name)
         if got is None or got[0].shape[0] < shape[0] or got[0].shape[1:] != shape[1:] \
                 or got[0].dtype != dtype:
-            a = self.xp.zeros((_pow2(shape[0]),) + shape[1:], dtype=dtype)
-            got = self._bufs[name] = (a, _kernel_array(a))
+            a = self.xp.zeros((pow2(shape[0]),) + shape[1:], dtype=dtype)
+            got = self._bufs[name] = (a, kernel_array(a))
         if not (view or zero):
             return None, got[1]
         v = got[0][: shape[0]]
@@ -1483,7 +1483,7 @@ class GMatchEngine(faults.Recovery):
             xp = self.xp
             host = (xp.zeros((qc, KMAX), dtype=np.int32), xp.zeros(qc, dtype=np.int32),
                     xp.zeros(qc, dtype=np.int64), xp.zeros(qc, dtype=np.int64))
-            got = self._qbufs = (key, host, [_kernel_array(a) for a in host])
+            got = self._qbufs = (key, host, [kernel_array(a) for a in host])
         elif zero:
             _zero(got[1][3])
         return got[2]
@@ -1498,9 +1498,9 @@ class GMatchEngine(faults.Recovery):
         qpad = (qc + 15) // 16 * 16
         got = self._bufs.get("fused_ring_ctl")
         if got is None or got[4] != qc or got[0].shape[0] < qpad + n:
-            a = self.xp.zeros(qpad + _pow2(n), dtype=np.int64)
-            got = self._bufs["fused_ring_ctl"] = (a, _kernel_array(a[:qc]),
-                                                  _kernel_array(a[qpad:]), qpad, qc)
+            a = self.xp.zeros(qpad + pow2(n), dtype=np.int64)
+            got = self._bufs["fused_ring_ctl"] = (a, kernel_array(a[:qc]),
+                                                  kernel_array(a[qpad:]), qpad, qc)
         return got[0], got[1], got[2], got[3]
 
     def _wait(self, ctl, task_count, n_pool, budget, npool_slot=None):
@@ -1542,7 +1542,7 @@ class GMatchEngine(faults.Recovery):
                         side.synchronize()
                         c = np.frombuffer(ctl_buf, dtype=np.int64, count=ctl.size)
                         tc = np.frombuffer(tc_buf, dtype=np.int64, count=max(n_pool, 1))
-                        found = _exact_sum(tc[:n_pool]) + int(c[C_OUT])
+                        found = exact_sum(tc[:n_pool]) + int(c[C_OUT])
                         rows = n_pool if npool_slot is None else int(c[npool_slot])
                         if not budget.keep_going(found, min(int(c[C_POOL]), rows), rows):
                             stopped = "budget"
@@ -1651,7 +1651,7 @@ class GMatchEngine(faults.Recovery):
                     return n if limit is None else min(n, limit)
             ctl, tc, _, stopped = self._dfs(dp, rows, collect=False, stop_at=limit,
                                             budget=budget)
-            total = _exact_sum(_host(tc))
+            total = exact_sum(to_host(tc))
         if limit is not None:
             total = min(total, limit)
         if stopped is not None and (limit is None or total < limit):
@@ -1678,7 +1678,7 @@ class GMatchEngine(faults.Recovery):
                 rows = xp.asarray(rows)
                 return rows if limit is None else rows[:limit]
             _, tc, _, stopped = self._dfs(dp, rows, stop_at=limit, budget=budget)
-            total = _exact_sum(_host(tc))
+            total = exact_sum(to_host(tc))
             if limit is not None:
                 total = min(total, limit)
             if stopped is not None or 4 * plan.k * total > self._budget() // 2:
@@ -1696,9 +1696,9 @@ class GMatchEngine(faults.Recovery):
         """(pool rows on host, exact count per row) -- for tests and diagnostics."""
         dp, rows, L = self._prepare(plan)
         if L == plan.k or rows.shape[0] == 0:
-            return _host(rows), np.ones(rows.shape[0], dtype=np.int64)
+            return to_host(rows), np.ones(rows.shape[0], dtype=np.int64)
         _, tc, _, _ = self._dfs(dp, rows)
-        return _host(rows), _host(tc)
+        return to_host(rows), to_host(tc)
 
     # -- task pools made elsewhere ----------------------------------------------------------------
     def count_from(self, plan, rows, limit=None, budget=UNLIMITED, cut_part=None):
@@ -1721,7 +1721,7 @@ class GMatchEngine(faults.Recovery):
         fb = self._fallback(plan)
         if fb is not None:
             self._no_filter_on_cpu(cut_part)
-            got = fb.count_from(plan, _host(rows), budget=budget)
+            got = fb.count_from(plan, to_host(rows), budget=budget)
             return got if limit is None else min(got, limit)
         t0 = time.perf_counter()
         dp = self._dev_plan(plan, cut_part)
@@ -1738,7 +1738,7 @@ class GMatchEngine(faults.Recovery):
         fb = self._fallback(plan)
         if fb is not None:
             self._no_filter_on_cpu(cut_part)
-            yield from fb.iter_from(plan, _host(rows), chunk=chunk, limit=limit, budget=budget)
+            yield from fb.iter_from(plan, to_host(rows), chunk=chunk, limit=limit, budget=budget)
             return
         t0 = time.perf_counter()
         dp = self._dev_plan(plan, cut_part)
@@ -1758,13 +1758,13 @@ class GMatchEngine(faults.Recovery):
         if point:
             faults.point(point)
         if self._slots is None:
-            self._slots = _PlanSlots(self.xp)
+            self._slots = PlanSlots(self.xp)
         if space is _UNREAD:
             space = self._space(plan)
         self.last_stats["space"] = space is not None
         adj = self._adjacency(plan.G) if self.adjacency_bits else None
         self.last_stats["adj_bits"] = adj is not None and not plan.has_elabels
-        return _DevPlan(plan, self.xp, garrs, cut_part, self._slots, space, adj)
+        return DevPlan(plan, self.xp, garrs, cut_part, self._slots, space, adj)
 
     def _space(self, plan, fit=True):
         """The plan's candidate space for the kernels' local candidate sets, or None (raw
@@ -1806,7 +1806,7 @@ class GMatchEngine(faults.Recovery):
         if n == 0 or L == dp.k:
             return n if limit is None else min(n, limit)
         _, tc, _, stopped = self._dfs(dp, rows, stop_at=limit, budget=budget)
-        total = _exact_sum(_host(tc))
+        total = exact_sum(to_host(tc))
         if limit is not None:
             total = min(total, limit)
         if stopped is not None and (limit is None or total < limit):
@@ -1880,7 +1880,7 @@ class GMatchEngine(faults.Recovery):
             n = min(n, remaining[0])
         if n <= 0:
             return
-        host = np.ascontiguousarray(_host(out[:n]), dtype=np.int32)
+        host = np.ascontiguousarray(to_host(out[:n]), dtype=np.int32)
         if remaining[0] is not None:
             remaining[0] -= n
         for a in range(0, n, chunk):
@@ -1900,12 +1900,12 @@ class GMatchEngine(faults.Recovery):
             _, tc, _, stopped = self._dfs(dp, rows, budget=budget)
             if stopped is not None:
                 return
-            counts = _host(tc).astype(np.int64)
+            counts = to_host(tc).astype(np.int64)
         except errs as exc:
             if dp.cut_part.shape[0]:
                 raise
             self._recover(exc)
-            yield from self._cpu_rest(_host(rows), chunk, remaining, budget)
+            yield from self._cpu_rest(to_host(rows), chunk, remaining, budget)
             return
         half = max(1, cap // 2)
         heavy = np.flatnonzero(counts > half)
@@ -1932,20 +1932,20 @@ class GMatchEngine(faults.Recovery):
                     got = int(ctl[C_OUT])
                     if stopped is None and got != want:
                         raise RuntimeError(f"gmatch: batch produced {got} rows, counted {want}")
-                    done = _host(out[: min(got, cap)])
+                    done = to_host(out[: min(got, cap)])
                 else:
                     done = self._expand(dp, sub, L)
                     if done is None:
                         raise MemoryError("gmatch: cannot split a heavy task within the "
                                           "memory budget")
                     if L + 1 == dp.k:
-                        done = _host(done)
+                        done = to_host(done)
             except errs as exc:
                 if dp.cut_part.shape[0]:
                     raise
                 self._recover(exc)
                 rest = np.concatenate([p for _, p in items[n_item:]])
-                yield from self._cpu_rest(_host(rows)[rest], chunk, remaining, budget)
+                yield from self._cpu_rest(to_host(rows)[rest], chunk, remaining, budget)
                 return
             if kind == "light" or L + 1 == dp.k:
                 yield from self._emit(done, done.shape[0], chunk, remaining)

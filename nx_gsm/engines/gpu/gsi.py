@@ -15,10 +15,10 @@ GPU-friendly Subgraph Isomorphism Algorithm*, IEEE TKDE 35(11), 2023):
   (:class:`~nx_gsm.engines.gpu.formats.PCSR`, one partition per edge class) where the linking
   edge's pattern edge admits exactly one data edge class, else from the plain CSR/CSC (a pattern
   edge compatible with several classes would need a union of partitions; the CSR row is then the
-  exact bound, and ``_feasible`` checks classes).
+  exact bound, and ``feasible`` checks classes).
 * **Prealloc-Combine (GSI Sec. 5).** Per row the bound is the length of that list; one prefix sum
   (CuPy ``cumsum``) reserves every row's slice of one buffer (GBA); one warp per row checks its
-  candidates with :func:`~nx_gsm.engines.gpu.common._feasible` (exact NetworkX semantics, which
+  candidates with :func:`~nx_gsm.engines.gpu.common.feasible` (exact NetworkX semantics, which
   subsumes GSI's later intersections with the other linking edges) and appends the valid ones to
   a 32-entry **write cache** in shared memory, flushed as one coalesced 128-byte write. No second
   join: a link kernel compacts the GBA into the next level.
@@ -54,7 +54,7 @@ from numba import cuda, int32, int64
 from ..base import UNLIMITED, PartialCount
 from ..registry import capabilities_of
 from . import faults
-from .common import _DevPlan, _ballot, _feasible, _host, _quiet, _sim_reset, _wsync
+from .common import DevPlan, ballot, feasible, to_host, quiet, sim_reset, wsync
 from .device import array_module, device_info, is_simulator, memory_budget
 from .formats import PCSR
 from .gmatch import KMAX_LIMIT as DFS_KMAX_LIMIT
@@ -267,34 +267,34 @@ def _kernels(KMAX, W):
                 v = 0
                 if i < n:
                     v = _cand(kd, lo + i, cand_flat, indices, in_indices, ci_out, ci_in)
-                    ok = _feasible(L, v, m, order, cand_bits, chk_ptr, chk_j, chk_out, chk_in,
-                                   chk_peo, chk_pei, indptr, indices, emult, adj, eclass, eok,
-                                   has_el, mono, directed)
-                mask = _ballot(ok)
+                    ok = feasible(L, v, m, order, cand_bits, chk_ptr, chk_j, chk_out, chk_in,
+                                  chk_peo, chk_pei, indptr, indices, emult, adj, eclass, eok,
+                                  has_el, mono, directed)
+                mask = ballot(ok)
                 tot = cuda.popc(mask)
                 slot = pos + cuda.popc(mask & lt)
                 if ok and slot < 32:
                     cache[w, slot] = v
-                _wsync()
+                wsync()
                 if pos + tot >= 32:
                     if lane == 0:
                         offs[w] = cuda.atomic.add(cnt, t, 32)
-                    _wsync()
+                    wsync()
                     gba[dst + offs[w] + lane] = cache[w, lane]
-                    _wsync()
+                    wsync()
                     if ok and slot >= 32:
                         cache[w, slot - 32] = v
                     pos = pos + tot - 32
                 else:
                     pos = pos + tot
-                _wsync()
+                wsync()
             if pos > 0:
                 if lane == 0:
                     offs[w] = cuda.atomic.add(cnt, t, pos)
-                _wsync()
+                wsync()
                 if lane < pos:
                     gba[dst + offs[w] + lane] = cache[w, lane]
-            _wsync()
+            wsync()
 
     _KERNELS[key] = (bound, join)
     return bound, join
@@ -571,12 +571,12 @@ class GsiEngine(faults.Recovery):
             ok = xp.zeros(verts.size, dtype=np.uint8)
             threads = 128
             blocks = max(1, min(4096, (verts.size + threads - 1) // threads))
-            with _quiet():
+            with quiet():
                 _signature_kernel[blocks, threads](
                     verts.size, xp.asarray(verts), len(multi), xp.asarray(need),
                     xp.asarray(ent), dp.cand_bits, dp.indptr, dp.indices, dp.mult, dp.eclass,
                     dp.eok, dp.has_el, ok)
-            bad = verts[_host(ok) == 0]
+            bad = verts[to_host(ok) == 0]
             if bad.size:
                 changed = True
                 bits[u, bad >> 3] &= ~(np.uint8(1) << (bad & 7).astype(np.uint8))
@@ -591,7 +591,7 @@ class GsiEngine(faults.Recovery):
         xp = self.xp
         garrs = self._graph_arrays(plan.G)
         faults.point("plan_upload")
-        dp = _DevPlan(plan, xp, garrs, adj=self._adjacency(plan.G))
+        dp = DevPlan(plan, xp, garrs, adj=self._adjacency(plan.G))
         self.last_stats = {"k": plan.k, "levels": plan.k, "rows_per_level": [0] * plan.k,
                            "chunks": 0, "split_rows": 0, "tiers": {"warp": 0, "multi_warp": 0,
                                                                    "block": 0, "grid": 0},
@@ -636,9 +636,9 @@ class GsiEngine(faults.Recovery):
         ln = xp.zeros(max(n, 1), dtype=np.int64)
         kd = xp.empty(max(n, 1), dtype=np.int8)
         threads = 128
-        _sim_reset()
+        sim_reset()
         faults.point("launch")
-        with _quiet():
+        with quiet():
             self._bound[max(1, min(4096, (n + threads - 1) // threads)), threads](
                 n, base, L, self._tab.col, self._tab.par, dp.drv_ptr, dp.drv_j, dp.drv_dir,
                 self._drv_cls, dp.indptr, dp.in_indptr, dp.cand_ptr, *self._pcsr_out[:4],
@@ -670,8 +670,8 @@ class GsiEngine(faults.Recovery):
         del key
         starts = xp.concatenate([xp.zeros(1, dtype=cuts.dtype), cuts])
         ends = xp.concatenate([cuts, xp.full(1, n, dtype=cuts.dtype)])
-        sums = _host(incl[ends - 1] - excl[starts])
-        starts, ends = _host(starts), _host(ends)
+        sums = to_host(incl[ends - 1] - excl[starts])
+        starts, ends = to_host(starts), to_host(ends)
         del incl, excl
         for a, b, tot in zip(starts.tolist(), ends.tolist(), sums.tolist()):
             if tot:
@@ -681,7 +681,7 @@ class GsiEngine(faults.Recovery):
             return
         self.last_stats["split_rows"] += n_long
         rows = xp.flatnonzero(long_rows)
-        r_h, lo_h, ln_h, kd_h = (_host(x) for x in (rows, lo[rows], ln[rows], kd[rows]))
+        r_h, lo_h, ln_h, kd_h = (to_host(x) for x in (rows, lo[rows], ln[rows], kd[rows]))
         pieces = (ln_h + cap - 1) // cap
         row = np.repeat(r_h, pieces)
         j = np.arange(row.size, dtype=np.int64) - np.repeat(np.cumsum(pieces) - pieces, pieces)
@@ -716,13 +716,13 @@ class GsiEngine(faults.Recovery):
             elif longest < 32:
                 w3 = w2 = w1 = longest
             else:
-                hist = _host(xp.bincount(t_len // 32))
+                hist = to_host(xp.bincount(t_len // 32))
                 x3, x1 = choose_tiers(hist, device_info()["sm_count"] or 1, self.t_sn, self.t_kl)
                 w3, w2, w1 = 32 * x3 + 31, 1023, 32 * x1 + 31
             if longest <= w3:
                 tiers["warp"] += n_t
-                _sim_reset()
-                with _quiet():
+                sim_reset()
+                with quiet():
                     self._join[self._launch_blocks(n_t), 32 * W](n_t, cnt, 0, 1, *args)
             else:
                 grid_warps = self._max_blocks() * W
@@ -738,8 +738,8 @@ class GsiEngine(faults.Recovery):
                     if ns == 0:
                         continue
                     tiers[name] += ns
-                    _sim_reset()
-                    with _quiet():
+                    sim_reset()
+                    with quiet():
                         self._join[self._launch_blocks(ns * wpr), 32 * W](ns, idx, 1, wpr, *args)
         if not _SIM:
             cuda.synchronize()
@@ -773,7 +773,7 @@ class GsiEngine(faults.Recovery):
                 nb = self._tab.push(m)
                 self._mem(4 * total + _TASK_BYTES * int(cnt.size))
                 n_t = int(cnt.size)
-                with _quiet():
+                with quiet():
                     _link_kernel[self._launch_blocks(n_t), 32 * self.W](
                         n_t, t_row, F, cnt, excl, gba, self._tab.col, self._tab.par, nb)
                 del gba, F, cnt, excl, t_row, t_lo, t_len, t_kind
@@ -916,7 +916,7 @@ class GsiEngine(faults.Recovery):
         gen, _ = self._run(plan, True, limit, budget)
         try:
             for rows in gen:
-                host = np.ascontiguousarray(_host(rows), dtype=np.int32)
+                host = np.ascontiguousarray(to_host(rows), dtype=np.int32)
                 if left is not None:
                     host = host[:left]
                     left -= host.shape[0]
