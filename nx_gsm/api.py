@@ -583,7 +583,7 @@ def match_frames(G, H, *, induced=False, rows_per_frame=1_000_000, **kwargs):
     >>> [len(f) for f in frames]
     [10, 10, 4]
     """
-    from .results import _key_array, frame_from_rows
+    from .results import frame_from_rows, node_key_array
 
     if isinstance(rows_per_frame, (bool, np.bool_)) or \
             not isinstance(rows_per_frame, numbers.Integral):
@@ -603,7 +603,7 @@ def match_frames(G, H, *, induced=False, rows_per_frame=1_000_000, **kwargs):
         return
     inv = np.empty(plan.k, dtype=np.int64)
     inv[plan.order] = np.arange(plan.k)
-    keys = _key_array(g.node_keys)
+    keys = node_key_array(g.node_keys)
     buf, held = [], 0
     _start(budget, plan)
     for chunk in eng.iter_chunks(plan, limit=limit, budget=budget):
@@ -637,7 +637,7 @@ def explain(G, H, *, induced=False, engine="auto", limit=None, collect=False, **
     ('cpu', 'the CPU probe finished the search')
     """
     from .engines import available_engines
-    from .engines.auto import _skip_probe, choose, probe
+    from .engines.auto import choose, probe, skip_probe
     from .engines.registry import capabilities_of, engines_with
     from .engines.cpu import plan_arrays
     from .plan.cost import estimate
@@ -651,7 +651,7 @@ def explain(G, H, *, induced=False, engine="auto", limit=None, collect=False, **
     gpu = [e for e in engines_with(device=True, delta=False) if avail.get(e) is None]
     space, probed = None, None
     on_device = getattr(plan.G, "on_device", False)
-    if not plan.empty and plan.k and not on_device and not (gpu and _skip_probe(plan)):
+    if not plan.empty and plan.k and not on_device and not (gpu and skip_probe(plan)):
         P = plan_arrays(plan)
         space = build_space(plan)  # (kept on the plan: the one plan_arrays read)
         probed = probe(P, plan.k)[0]

@@ -7,7 +7,7 @@ import numpy as np
 __all__ = ["MatchSet", "frame_from_rows"]
 
 
-def _key_array(g_keys):
+def node_key_array(g_keys):
     """The G node keys as an array: int64 when every key is an int that fits, else objects
     (the keys themselves: big ints, tuples, strings...)."""
     # integer keys 0..n-1 (the common case) stay integer columns
@@ -29,7 +29,7 @@ def frame_from_rows(rows, g_keys, h_keys, key_array=None):
     """
     import pandas as pd
 
-    keys = _key_array(g_keys) if key_array is None else key_array
+    keys = node_key_array(g_keys) if key_array is None else key_array
     return pd.DataFrame({h: keys[rows[:, i]] for i, h in enumerate(h_keys)}, columns=list(h_keys),
                         index=pd.RangeIndex(rows.shape[0]))
 
@@ -78,7 +78,7 @@ class MatchSet:
         rows = self._host_rows()
         if not keys:
             return rows
-        return _key_array(self._g_keys)[rows]
+        return node_key_array(self._g_keys)[rows]
 
     def to_pandas(self):
         """A DataFrame with one column per pattern node holding original G node keys."""
@@ -86,7 +86,7 @@ class MatchSet:
 
     def iter_pandas(self, rows_per_frame=1_000_000):
         """The same frame in pieces of at most ``rows_per_frame`` rows (bounded memory)."""
-        keys = _key_array(self._g_keys)
+        keys = node_key_array(self._g_keys)
         for s in range(0, self.count, rows_per_frame):
             part = self._rows[s:s + rows_per_frame]
             yield frame_from_rows(part.get() if self.on_device else part, self._g_keys,

@@ -257,9 +257,9 @@ def test_plan_pickle_leaves_the_device_image_behind():
 
 def _greedy_order_by_definition(h, cand_counts):
     """The matching order's rule (``nx_gsm.plan.order``) written out on Python sets."""
-    from nx_gsm.plan.order import _undirected_neighbours
+    from nx_gsm.plan.order import undirected_neighbours
 
-    k, nb = h.n, _undirected_neighbours(h)
+    k, nb = h.n, undirected_neighbours(h)
     deg = [float(len(x)) for x in nb]
     counts = [float(c) for c in cand_counts]
     placed, back, order = [False] * k, [0] * k, []

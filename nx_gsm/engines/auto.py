@@ -195,7 +195,7 @@ def choose(plan, want, available, budget_bytes, limit=None, probe_finished=None,
     return bfs[0], "an enumeration (gmatch unavailable)", est
 
 
-def _skip_probe(plan):
+def skip_probe(plan):
     """No probe (and no space for it) where :func:`choose` would not use one: a large candidate
     space on a plan without edge labels (those may go to GENEVA, which needs the estimate)."""
     return not plan.has_elabels and space_entries(plan) > SPACE_GATE
@@ -246,7 +246,7 @@ class AutoEngine:
             return "cpu", None, None
         got, rows, space = None, None, None
         if not getattr(plan.G, "on_device", False) and not plan.empty and \
-                (limit is None or limit > SMALL_LIMIT) and not _skip_probe(plan):
+                (limit is None or limit > SMALL_LIMIT) and not skip_probe(plan):
             P = plan_arrays(plan)
             got, rows = probe(P, plan.k, collect=want == "collect")
             from ..plan.space import build_space

@@ -55,7 +55,7 @@ from numba import njit, prange
 
 from .. import kernel_cache  # noqa: F401  (sets Numba's cache folder before @njit runs)
 from ..graph import GsmGraph, in_csr
-from ..plan.order import _undirected_neighbours
+from ..plan.order import undirected_neighbours
 from ..plan.planner import reorder
 from .base import UNLIMITED, PartialCount
 from .registry import capabilities_of
@@ -198,12 +198,12 @@ def sub_plan(plan, nodes):
 # -- the pattern's pairs and their automorphism orbits ------------------------------------------
 def _pairs(H):
     """Unordered pattern pairs (a < b) joined by an edge in either direction."""
-    nb = _undirected_neighbours(H)
+    nb = undirected_neighbours(H)
     return [(a, b) for a in range(H.n) for b in sorted(nb[a]) if a < b]
 
 
 def _connected(H):
-    nb = _undirected_neighbours(H)
+    nb = undirected_neighbours(H)
     seen, todo = {0}, [0]
     while todo:
         for w in nb[todo.pop()]:
@@ -248,7 +248,7 @@ class _Symmetry:
                 break
             colour = new
         self.colour = colour
-        self.nb = _undirected_neighbours(H)
+        self.nb = undirected_neighbours(H)
 
     def _ok(self, A, u, x):
         mult, elab = self.mult, self.elab
@@ -328,7 +328,7 @@ def edge_orbits(plan):
 def _pair_order(plan, a, b):
     """A search sequence starting with pattern pair (a, b) (PBE's pi[1:2]), then connectivity
     first as the planner orders: most earlier neighbours, fewer candidates, higher degree."""
-    nb = _undirected_neighbours(plan.H)
+    nb = undirected_neighbours(plan.H)
     counts = plan.cand.sum(axis=1)
     if counts[b] < counts[a]:
         a, b = b, a
@@ -348,7 +348,7 @@ def _pair_order(plan, a, b):
 
 def _back_pairs(H, order):
     """Per depth d >= 2, the earlier depths whose pattern node forms a pair with order[d]."""
-    nb = _undirected_neighbours(H)
+    nb = undirected_neighbours(H)
     ptr, js = [0], []
     for d in range(order.size):
         if d >= 2:

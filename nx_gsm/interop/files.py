@@ -38,10 +38,10 @@ _INT = re.compile(r"[+-]?[0-9]+", re.ASCII)
 def _int(tok, what, path, lineno):
     if not _INT.fullmatch(tok):
         raise GraphFormatError(f"{path}:{lineno}: {what} must be an integer, got {tok!r}")
-    return _parse_int(tok, what, path, lineno)
+    return parse_int(tok, what, path, lineno)
 
 
-def _parse_int(tok, what, path, lineno):
+def parse_int(tok, what, path, lineno):
     """int() of a matched ASCII integer, past Python's digit limit a GraphFormatError."""
     try:
         return int(tok)
@@ -51,7 +51,7 @@ def _parse_int(tok, what, path, lineno):
             f"reads (sys.set_int_max_str_digits)") from None
 
 
-def _bad_utf8(path, exc):
+def bad_utf8(path, exc):
     """The GraphFormatError for a file that is not UTF-8, naming the first line that is not
     (text files decode in blocks, so the exception itself does not know the line)."""
     with open(path, "rb") as fh:
@@ -150,7 +150,7 @@ def read_graph(path, *, edge_labels=True, directed=False):
                 else:
                     raise GraphFormatError(f"{path}:{lineno}: unknown line type {tag!r}")
         except UnicodeDecodeError as exc:
-            raise _bad_utf8(path, exc) from None
+            raise bad_utf8(path, exc) from None
     if n is None:
         raise GraphFormatError(f"{path}: no 't' header line (empty or not a .graph file)")
     if seen_v != n:

@@ -28,7 +28,7 @@ import re
 
 import networkx as nx
 
-from .files import GraphFormatError, _bad_utf8, _parse_int, read_graph
+from .files import GraphFormatError, bad_utf8, parse_int, read_graph
 
 __all__ = ["FORMATS", "guess_format", "read_any", "read_edgelist", "read_csv"]
 
@@ -60,7 +60,7 @@ def _value(tok, path, lineno):
     """``"12"`` -> 12, ``"-3"`` -> -3, anything else unchanged (a string, stripped)."""
     t = tok.strip()
     if _INT.fullmatch(t) and t != "-0":
-        return _parse_int(t, "a number", path, lineno)
+        return parse_int(t, "a number", path, lineno)
     return t
 
 
@@ -97,7 +97,7 @@ def read_edgelist(path, *, directed=False):
                 else:
                     edges.append((u, v))
     except UnicodeDecodeError as exc:
-        raise _bad_utf8(path, exc) from None
+        raise bad_utf8(path, exc) from None
     if edges and _is_count_header(edges[0], edges[1:]):
         del edges[0]
     G.add_edges_from(edges)
@@ -212,7 +212,7 @@ def read_csv(path, *, directed=False, source=None, target=None, delimiter=None):
                     G.nodes[node][name] = val
                 G.add_edge(u, v, **eattrs)
     except UnicodeDecodeError as exc:
-        raise _bad_utf8(path, exc) from None
+        raise bad_utf8(path, exc) from None
     except csv.Error as exc:
         where = f"{path}:{reader.line_num}" if reader is not None and reader.line_num else path
         raise GraphFormatError(f"{where}: malformed CSV ({exc})") from None

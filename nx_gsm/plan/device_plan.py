@@ -15,7 +15,7 @@ import numbers
 import numpy as np
 
 from .order import matching_order
-from .planner import MatchPlan, _depth_arrays
+from .planner import MatchPlan, depth_arrays
 
 __all__ = ["make_device_plan"]
 
@@ -59,7 +59,7 @@ def make_device_plan(G, H, mode, *, pattern_labels=None):
         cand &= ok[:, None] & (G.node_labels.astype(np.int64)[None, :] == vals[:, None])
     counts = cand.sum(axis=1).get() if k else np.zeros(0, dtype=np.int64)
     order = matching_order(H, counts)
-    arrays = _depth_arrays(H, np.zeros((k, 0), dtype=bool), order, mode)
+    arrays = depth_arrays(H, np.zeros((k, 0), dtype=bool), order, mode)
     # root lists (depths without a driver) are taken on the device
     parts, ptr = [], [0]
     for d in range(k):

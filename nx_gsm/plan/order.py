@@ -17,7 +17,7 @@ from .. import kernel_cache  # noqa: F401  (sets Numba's cache folder before @nj
 __all__ = ["matching_order"]
 
 
-def _undirected_neighbours(H):
+def undirected_neighbours(H):
     # rows walked through the row pointers: a pattern has a few dozen entries, where
     # building the entries' sources with NumPy cost more than the loop (~20 us per plan)
     nb = [set() for _ in range(H.n)]

@@ -169,7 +169,7 @@ class _Once:
 
 @njit(cache=True)
 def _checks(indptr, indices, mult, order, directed, mono):
-    """:func:`_depth_arrays`' checks and drivers, in one compiled pass over the depth pairs (a
+    """:func:`depth_arrays`' checks and drivers, in one compiled pass over the depth pairs (a
     Python loop of list appends was ~0.1 ms of an 8-node plan, most of its planning after the
     filter)."""
     k = order.size
@@ -207,7 +207,7 @@ def _checks(indptr, indices, mult, order, directed, mono):
             chk[4, :c].copy(), drv_ptr, drv[0, :r].copy(), drv[1, :r].copy(), drv[2, :r].copy())
 
 
-def _depth_arrays(H, cand, order, mode):
+def depth_arrays(H, cand, order, mode):
     """The per-depth checks, drivers and candidate lists of matching order ``order``."""
     order = np.ascontiguousarray(order, dtype=np.int32)
     got = _checks(H.indptr, H.indices, H.mult, order, bool(H.directed), mode == "mono")
@@ -238,7 +238,7 @@ def reorder(plan, order, cand=None):
     order = np.asarray(order, dtype=np.int32)
     bits = np.packbits(cand, axis=1, bitorder="little") if cand.size else plan.cand_bits
     return replace(plan, order=order, cand=cand, cand_bits=bits,
-                   **_depth_arrays(plan.H, cand, order, plan.mode))
+                   **depth_arrays(plan.H, cand, order, plan.mode))
 
 
 def make_plan(G, H, mode, *, node_match=None, edge_match=None, node_label=None,
@@ -295,7 +295,7 @@ def make_plan(G, H, mode, *, node_match=None, edge_match=None, node_label=None,
     empty = bool(H.n > G.n or (H.n and counts.min() == 0) or (mode == "iso" and G.n != H.n))
     order = matching_order(H, counts)
     k = H.n
-    arrays = _depth_arrays(H, cand, order, mode)
+    arrays = depth_arrays(H, cand, order, mode)
     has_el = eok is not None
     return MatchPlan(
         mode=mode,

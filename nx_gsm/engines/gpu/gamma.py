@@ -52,7 +52,7 @@ from numba import cuda, int32, int64, njit
 
 from ... import kernel_cache  # noqa: F401  (sets Numba's cache folder before @njit runs)
 from ...incremental import _datum, _same
-from ...plan.planner import _depth_arrays
+from ...plan.planner import depth_arrays
 from ..registry import capabilities_of
 from . import faults
 from .common import (Launches, ballot, to_host, kernel_array, pause, ring_take, sim_reset,
@@ -1649,7 +1649,7 @@ class GammaDelta:
         nodrv = np.zeros(len(orders), dtype=bool)
         empty = np.zeros((k, 0), dtype=bool)
         for t, order in enumerate(orders):
-            arr = _depth_arrays(h, empty, np.asarray(order), matcher._mode)
+            arr = depth_arrays(h, empty, np.asarray(order), matcher._mode)
             chk_ptr.extend((arr["chk_ptr"] + len(chk["chk_j"])).tolist())
             drv_ptr.extend((arr["drv_ptr"] + len(chk["drv_j"])).tolist())
             nodrv[t] = bool((np.diff(arr["drv_ptr"])[1 + (t >= k):] == 0).any())
