@@ -7,7 +7,7 @@ import pytest
 
 MODULES = ["nx_gsm.api", "nx_gsm.results", "nx_gsm.graph", "nx_gsm.matcher",
            "nx_gsm.interop.networkx", "nx_gsm.interop.frames", "nx_gsm.interop.files",
-           "nx_gsm.incremental", "nx_gsm.plan.cost"]
+           "nx_gsm.incremental.matcher", "nx_gsm.plan.cost"]
 
 
 @pytest.mark.parametrize("name", MODULES)

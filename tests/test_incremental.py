@@ -314,7 +314,7 @@ def test_pair_states_equal_the_graphs_before_and_after(cls):
     datum on every touched pair, key order included, and G_before's data are left untouched;
     the changed pairs (``changes``, on simple graphs read off the deletions and insertions)
     are the touched pairs whose datum differs, with both multiplicities."""
-    from nx_gsm.incremental import _datum, _mult, _same
+    from nx_gsm.incremental.values import datum as _datum, mult as _mult, same as _same
 
     rng = random.Random(4242 + CLASSES.index(cls))
     fresh = iter(range(100, 10**9))
@@ -899,7 +899,7 @@ def test_pattern_and_graph_inputs_are_copied():
 # -- the local path ---------------------------------------------------------------------------
 def test_local_regions_follow_new_connections(monkeypatch):
     """A match that uses two inserted edges whose regions only meet in G_after."""
-    import nx_gsm.incremental as inc
+    import nx_gsm.incremental.matcher as inc
 
     G = nx.path_graph(10)
     G.add_node(20)
@@ -1097,7 +1097,8 @@ def test_edge_index_checks_and_follows_plain_id_rows(cls):
     """The edge index that checks GAMMA's plain id rows: a row set is accepted exactly when the
     graph's own test accepts it (deletions present, insertions absent, endpoints nodes; self-loops
     and ids with gaps included), and its keys after a batch are those of the edited graph."""
-    from nx_gsm.incremental import _EdgeIndex, _row_ends
+    from nx_gsm.incremental.batch import EdgeIndex as _EdgeIndex
+    from nx_gsm.incremental.inputs import row_ends as _row_ends
 
     rng = random.Random(21 + (cls is nx.DiGraph))
     for case in range(80):
@@ -1154,7 +1155,7 @@ def test_lazy_id_batches_commit_check_and_catch_up(monkeypatch):
     """The lazy commit on its own (GAMMA's condition forced on the CPU path): id rows checked by
     the edge index wait for the graph, an invalid batch is named and changes nothing, and once
     more than ``_PENDING_MAX`` rows wait the graph catches up at the commit."""
-    from nx_gsm import incremental
+    from nx_gsm.incremental import matcher as incremental
 
     monkeypatch.setattr(incremental, "_PENDING_MAX", 3)
     monkeypatch.setattr(IncrementalMatcher, "_lazy_rows", lambda self, b: b.ends is not None)
@@ -1181,7 +1182,7 @@ def test_edge_index_follows_every_kind_of_batch(cls, monkeypatch):
     """The edge index is kept, not rebuilt, across batches of every kind (plain id rows, edges
     with attributes, new nodes past the ids, deleted nodes, replaced edges): after each batch it
     equals an index built afresh from the matcher's graph; a key that is not an id drops it."""
-    from nx_gsm.incremental import _EdgeIndex
+    from nx_gsm.incremental.batch import EdgeIndex as _EdgeIndex
 
     monkeypatch.setattr(IncrementalMatcher, "_lazy_rows", lambda self, b: b.ends is not None)
     rng = random.Random(31 + (cls is nx.DiGraph))

@@ -11,14 +11,14 @@ from __future__ import annotations
 import math
 import numbers
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
 __all__ = ["Budget", "Count", "PartialCount", "Capabilities", "Engine", "PrefixEngine",
-           "DeltaEngine"]
+           "DeltaEngine", "DeltaProblem"]
 
 
 class Count(int):
@@ -278,11 +278,77 @@ class PrefixEngine(Engine, Protocol):
                   budget=UNLIMITED) -> Iterator[np.ndarray]: ...
 
 
+@dataclass(frozen=True)
+class DeltaProblem:
+    """What a :class:`DeltaEngine` is given of an ``IncrementalMatcher``: the pattern with its
+    label tables, the mode, and the matcher's data graph (engines never read the matcher).
+
+    Attributes
+    ----------
+    pattern : GsmGraph
+        The pattern as arrays; pattern ids ``0..k-1`` follow ``pattern.node_keys``.
+    induced : bool
+        Node-induced subgraph isomorphisms (True) or monomorphisms (False).
+    directed : bool
+        Whether the graphs are directed.
+    node_match, edge_match : callable or None
+        The user's match functions, as NetworkX's GraphMatcher takes them.
+    node_data : tuple of dict
+        Each pattern node's attribute dict, by pattern id (what ``node_match`` receives).
+    edge_data : tuple
+        The datum ``edge_match`` receives for each entry of ``pattern.indices`` (the out-CSR
+        order): an attribute dict, or a multigraph's key-dict.
+    loop_data : tuple
+        Each pattern node's self-loop datum, None where it has no loop.
+    edge_classes : numpy.ndarray
+        ``(k, k)`` int64: the class of the datum of the pattern edge ``a -> b``, -1 where there
+        is none; equal data share a class (all one class without ``edge_match``).
+    loop_classes : numpy.ndarray
+        ``(k,)`` int64: the class of each node's loop datum, in the same numbering.
+    multiplicity : numpy.ndarray
+        ``(k, k)`` int64: the number of pattern edges ``a -> b`` between distinct nodes.
+    isolated : tuple of int
+        The pattern ids of nodes without edges or loops.
+    graph : callable
+        ``graph()`` is the matcher's data graph as it is before the next batch (a NetworkX
+        graph, read only). Reading it can cost a catch-up of waiting edits, so an engine
+        calls it only where it reads the graph.
+    pair : callable
+        ``pair(u, v)``: the matcher's key of a data node pair (the keys of a batch's
+        ``touched``, and what its ``changes`` and ``pair_states`` take).
+    """
+
+    pattern: Any
+    induced: bool
+    directed: bool
+    node_match: Callable | None
+    edge_match: Callable | None
+    node_data: tuple
+    edge_data: tuple
+    loop_data: tuple
+    edge_classes: np.ndarray
+    loop_classes: np.ndarray
+    multiplicity: np.ndarray
+    isolated: tuple[int, ...]
+    graph: Callable[[], Any]
+    pair: Callable[[Any, Any], Any]
+
+    @property
+    def mode(self):
+        """``"induced"`` or ``"mono"``, as the planner names the modes."""
+        return "induced" if self.induced else "mono"
+
+
 @runtime_checkable
 class DeltaEngine(Protocol):
-    """Batch-dynamic matching: the matches a batch of edge updates creates and destroys."""
+    """Batch-dynamic matching: the matches a batch of edge updates creates and destroys.
+
+    An engine is made from a :class:`DeltaProblem` and reads nothing else of the matcher;
+    ``delta`` takes one validated batch (before the matcher applies it) and returns the
+    matches of the graph before and after it that use an updated item.
+    """
 
     name: str
     capabilities: Capabilities
 
-    def delta(self, matcher, batch, counts_only=False, during=None): ...
+    def delta(self, batch, counts_only=False, during=None): ...

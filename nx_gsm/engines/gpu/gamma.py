@@ -51,7 +51,6 @@ import numpy as np
 from numba import cuda, int32, int64, njit
 
 from ... import kernel_cache  # noqa: F401  (sets Numba's cache folder before @njit runs)
-from ...incremental import _datum, _same
 from ...plan.planner import depth_arrays
 from ..registry import capabilities_of
 from . import faults
@@ -97,6 +96,12 @@ _BATCH_MIN = 1
 # batches: tree 52/42/53 ms at 256 against 58/48/54 never, 56/49/58 from 64, 59/47/50 from 1024;
 # the dense pattern gives no slice at 256 and the same times from 64)
 _SLICE_MIN = 256
+
+
+def _loop_datum(G, x):
+    """The datum ``edge_match`` sees for ``x``'s self-loop in ``G``, None without one."""
+    nb = (G._succ if G.is_directed() else G._adj).get(x)
+    return None if nb is None else nb.get(x)
 
 
 def gamma_reason():
@@ -1491,32 +1496,15 @@ def _delta_kernel(n_tasks, n_groups, g_first, g_rank, g_x, g_y, g_toff, g_parts,
 # ---------------------------------------------------------------------------------------------
 # host side
 # ---------------------------------------------------------------------------------------------
-def _data_classes(k, entries, loopdata):
-    """(k x k class of each pattern edge's datum, -1 where none; class of each node's loop
-    datum): equal data, by ``==``, share a class."""
-    reps = []
-
-    def cls(d):
-        for i, r in enumerate(reps):
-            if _same(r, d):
-                return i
-        reps.append(d)
-        return len(reps) - 1
-
-    ec = np.full((k, k), -1, dtype=np.int64)
-    for a, b, d in entries:
-        ec[a, b] = cls(d)
-    return ec, np.array([cls(d) for d in loopdata], dtype=np.int64)
-
-
 class GammaDelta:
     """The GAMMA engine of an :class:`~nx_gsm.incremental.IncrementalMatcher`: the data graph on
     the device and the batch delta search.
 
     Parameters
     ----------
-    matcher : IncrementalMatcher
-        Its current graph, pattern, mode and match functions are read (never changed).
+    problem : DeltaProblem
+        The pattern, its label tables, the mode, the match functions and the matcher's graph
+        (read, never changed).
     warps : int, optional
         Upper bound on resident warps (default: enough for the device).
     out_capacity : int, optional
@@ -1554,16 +1542,16 @@ class GammaDelta:
     name = "gamma"
     capabilities = capabilities_of("gamma")
 
-    def __init__(self, matcher, warps=None, out_capacity=1 << 16, steal=None, coalesce=None,
+    def __init__(self, problem, warps=None, out_capacity=1 << 16, steal=None, coalesce=None,
                  split=None, donate=None):
         reason = gamma_reason()
         if reason is not None:
             raise RuntimeError(f"engine 'gamma' is not available: {reason}")
-        h = matcher._h
+        h = problem.pattern
         k = h.n
         if k > KMAX:
             raise ValueError(f"engine 'gamma' supports patterns of at most {KMAX} nodes, got {k}")
-        if matcher.edge_match is not None and h.indices.size > EMAX:
+        if problem.edge_match is not None and h.indices.size > EMAX:
             raise ValueError(f"engine 'gamma' supports edge_match on patterns of at most {EMAX} "
                              f"edge entries, got {h.indices.size}")
         self.xp = np if _SIM else array_module()
@@ -1583,49 +1571,41 @@ class GammaDelta:
         self.split_row = _SPLIT_ROW
         self.narrow_row = 32  # rows longer than this are narrowed to a pattern node's classes
         self._orbit_key = None
-        self.directed = matcher._directed
-        self.mono = 0 if matcher.induced else 1
-        self.node_match = matcher.node_match
-        self.edge_match = matcher.edge_match
+        self.problem = problem
+        self.directed = problem.directed
+        self.mono = 0 if problem.induced else 1
+        self.node_match = problem.node_match
+        self.edge_match = problem.edge_match
         self.last_stats = {}
         self._origin = None  # the current batch's start on the device clock (a CUDA event)
         self._args = None  # kernel arguments kept between launches (_load)
-        self._pattern(matcher)
+        self._pattern(problem)
         self._stale = True
         try:
-            self._load(matcher._G)
+            self._load(problem.graph())
         except faults.device_errors() as exc:
             self._fault(exc)
 
     # -- pattern tables ---------------------------------------------------------------------
-    def _pattern(self, matcher):
-        h, H, k = matcher._h, matcher._H, self.k
-        hk = h.node_keys
-        self.hkeys = hk
-        self.hdata = [H._node[a] for a in hk]
+    def _pattern(self, problem):
+        h, k = problem.pattern, self.k
+        self.hkeys = h.node_keys
+        self.hdata = list(problem.node_data)
         hl = np.asarray(h.loops, dtype=np.int64)
         self.hloop = hl
         # pattern out-entries (edge-label bit positions, H's out-CSR order)
-        src = h.sources()
-        self.hentries = [(_datum(H, hk[a], hk[b])) for a, b in zip(src, h.indices)]
-        self.hloopdata = [_datum(H, a, a) for a in hk]
+        self.hentries = list(problem.edge_data)
+        self.hloopdata = list(problem.loop_data)
         # classes of equal pattern edge data (-1: no edge), which coalesced search keeps
-        ents = zip(src.tolist(), h.indices.tolist(), self.hentries if matcher.edge_match
-                   is not None else [None] * len(self.hentries))
-        self.hecls, self.hlcls = _data_classes(
-            k, list(ents), self.hloopdata if matcher.edge_match is not None else [None] * k)
+        self.hecls, self.hlcls = problem.edge_classes, problem.loop_classes
         # saturated distinct out-/in-degree bounds of the vertex code
         self.hout = np.diff(h.indptr).astype(np.int64)
         self.hin = (np.diff(h.in_indptr) if self.directed else self.hout).astype(np.int64)
         self.dsat = int(max(self.hout.max(initial=0), self.hin.max(initial=0)))
         self.loop_used = ((hl > 0) | (self.mono == 0)).astype(np.int32)
-        iso = {matcher._hid[a] for a in matcher._isolated}
-        self.isolated = np.array(sorted(iso), dtype=np.int64)
+        self.isolated = np.array(sorted(problem.isolated), dtype=np.int64)
         # seeds: ordered pattern pairs whose check is not trivial, with their matching order
-        hm = np.zeros((k, k), dtype=np.int64)
-        for (a, b), c in matcher._hmult.items():
-            if a != b:
-                hm[matcher._hid[a], matcher._hid[b]] = c
+        hm = problem.multiplicity
         self.hm = hm
         adj = (hm + hm.T) > 0
         pairs = [(a, b) for a in range(k) for b in range(k) if a != b
@@ -1649,7 +1629,7 @@ class GammaDelta:
         nodrv = np.zeros(len(orders), dtype=bool)
         empty = np.zeros((k, 0), dtype=bool)
         for t, order in enumerate(orders):
-            arr = depth_arrays(h, empty, np.asarray(order), matcher._mode)
+            arr = depth_arrays(h, empty, np.asarray(order), problem.mode)
             chk_ptr.extend((arr["chk_ptr"] + len(chk["chk_j"])).tolist())
             drv_ptr.extend((arr["drv_ptr"] + len(chk["drv_j"])).tolist())
             nodrv[t] = bool((np.diff(arr["drv_ptr"])[1 + (t >= k):] == 0).any())
@@ -1915,7 +1895,7 @@ class GammaDelta:
             self.inn.add_rows(e)
 
     # -- one batch ------------------------------------------------------------------------
-    def delta(self, matcher, batch, counts_only=False, during=None):
+    def delta(self, batch, counts_only=False, during=None):
         """(matches of G_before, matches of G_after) that use an updated item, as tuples of G
         keys in the pattern's node order; the device graph moves to G_after on the way.
 
@@ -1935,13 +1915,13 @@ class GammaDelta:
         self.last_stats = {}
         try:
             if self._stale:
-                self._load(matcher._G)
-            return self._delta(matcher, batch, counts_only, during)
+                self._load(self.problem.graph())
+            return self._delta(batch, counts_only, during)
         except faults.device_errors() as exc:
             self._fault(exc)
             raise
 
-    def _delta(self, matcher, batch, counts_only, during=None):
+    def _delta(self, batch, counts_only, during=None):
         t_start = time.perf_counter()
         # the batch's timeline (stats "timeline_ms"): host marks, and the kernels' spans on the
         # device clock from an event recorded now (the stream is idle between batches)
@@ -1965,10 +1945,10 @@ class GammaDelta:
             check = None
         # (read only where needed: the matcher's graph may have batches of id rows to catch up;
         # a batch of plain rows was checked when the matcher made it, or is checked below)
-        G0 = matcher._G if cols is None else None
+        G0 = self.problem.graph() if cols is None else None
         if cols is None:
             # (u, v, mult before, mult after, datum after) per changed pair
-            changed = batch.changes(G0, matcher._pair)
+            changed = batch.changes(G0, self.problem.pair)
             em_all = np.zeros(len(changed), dtype=np.int64)
             live = [i for i, c in enumerate(changed) if c[3] > 0 and c[0] != c[1]]
             em_all[live] = self._emasks([changed[i][4] for i in live])
@@ -2069,7 +2049,7 @@ class GammaDelta:
                 for i in touched_ids.tolist():
                     x = self.keys[i]
                     ld.append(loops1[x] if x in loops1 else
-                              None if x in gone_set else _datum(G0, x, x))
+                              None if x in gone_set else _loop_datum(G0, x))
             codes = self._codes(touched_ids, ld)
             diff = codes != self.ct_host[touched_ids]
             ids = touched_ids[diff]
