@@ -79,7 +79,7 @@ def _consistent(P, d, v, m):
     """Does v satisfy every constraint of pattern node order[d] except injectivity: its candidate
     bit, and multiplicities (both ways), induced non-edges and edge labels towards m[:d]?"""
     (order, cand_bits, _cp, _cf, chk_ptr, chk_j, chk_out, chk_in, chk_peo, chk_pei, _dp, _dj,
-     _ci, _ro, _sp, _sv, indptr, indices, emult, eclass, eok, flags, _a) = P
+     _ci, _ro, _sp, _sv, indptr, indices, emult, eclass, eok, flags, _a, _n0, _n1, _n2) = P
     has_el, mono, directed = flags[0] != 0, flags[1] != 0, flags[2] != 0
     u = order[d]
     if (cand_bits[u, v >> 3] >> (v & 7)) & 1 == 0:
@@ -116,23 +116,23 @@ def _setup(P, d, m, stk):
     """Point depth d's local candidates at the shortest candidate-space list of its drivers, or
     at its whole candidate list when it has no backward neighbour."""
     (order, _cb, cand_ptr, _cf, _c0, _c1, _c2, _c3, _c4, _c5, drv_ptr, drv_j, cidx, row_off,
-     sptr, _sv, _i0, _i1, _e, _ec, _eo, _f, _a) = P
+     sptr, _sv, _i0, _i1, _e, _ec, _eo, _f, _a, _n0, _n1, _n2) = P
     stk[_FS, d] = 0
     stk[_FLG, d] = 0
     t0 = drv_ptr[d]
     t1 = drv_ptr[d + 1]
     if t0 == t1:
-        stk[_KIND, d] = 0
+        stk[_KIND, d] = -1
         stk[_LO, d] = cand_ptr[d]
         stk[_HI, d] = cand_ptr[d + 1]
     else:
-        stk[_KIND, d] = 1
         for t in range(t0, t1):
             j = drv_j[t]
             r = row_off[t] + cidx[order[j], m[j]]
             a = sptr[r]
             b = sptr[r + 1]
             if t == t0 or b - a < stk[_HI, d] - stk[_LO, d]:
+                stk[_KIND, d] = t
                 stk[_LO, d] = a
                 stk[_HI, d] = b
     stk[_CUR, d] = stk[_LO, d]
@@ -140,7 +140,76 @@ def _setup(P, d, m, stk):
 
 @njit(cache=True, inline="always")
 def _value(P, kd, i):
-    return P[3][i] if kd == 0 else P[15][i]
+    return P[3][i] if kd < 0 else P[15][i]
+
+
+@njit(cache=True, inline="always")
+def _in_sorted(val, lo, hi, v):
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        t = val[mid]
+        if t < v:
+            lo = mid + 1
+        elif t > v:
+            hi = mid
+        else:
+            return True
+    return False
+
+
+@njit(cache=True, inline="always")
+def _fits(P, d, v, m, kd):
+    """:func:`_consistent` for a v drawn from depth d's local list ``kd`` (driver slot ``kd``'s
+    candidate-space list, or the candidate list when ``kd < 0``), doing only the tests that
+    list does not imply.
+
+    A driver's list holds exactly the candidates of ``order[d]`` that ``m[j]`` reaches through
+    an edge fitting the pattern edge (direction, multiplicity, label: the space's ``edge_fits``
+    is :func:`_consistent`'s test), so v passes every positive constraint once it is in every
+    other driver's list: a binary search of a list of a few candidates, where
+    :func:`_consistent` searches a whole adjacency row per constraint. What no list implies are
+    the induced modes' forbidden edges (``neg``: a pattern pair, in one direction, without an
+    edge), tested in the adjacency rows."""
+    (order, _cb, _cp, _cf, _c0, _c1, _c2, _c3, _c4, _c5, drv_ptr, drv_j, cidx, row_off,
+     sptr, sval, indptr, indices, emult, _ec, _eo, _f, _a, neg_ptr, neg_j, neg_dir) = P
+    for t in range(drv_ptr[d], drv_ptr[d + 1]):
+        if t != kd:
+            j = drv_j[t]
+            r = row_off[t] + cidx[order[j], m[j]]
+            if not _in_sorted(sval, sptr[r], sptr[r + 1], v):
+                return False
+    for c in range(neg_ptr[d], neg_ptr[d + 1]):
+        x = m[neg_j[c]]
+        e = _find(indptr, indices, x, v) if neg_dir[c] == 0 else _find(indptr, indices, v, x)
+        if e >= 0 and emult[e] != 0:
+            return False
+    return True
+
+
+@njit(cache=True, inline="always")
+def _count_last(P, d, lo, hi, kd, m, stk, anc):
+    """The matches below ``m[:d]`` from the last depth's local list entries ``lo:hi``, with that
+    depth's failing-set bookkeeping set as the one-by-one loop of :func:`_search` would: the
+    entries passing :func:`_fits`, less those already used at an earlier depth j (each such
+    conflict adds ``anc[d] | anc[j]`` to the failing set)."""
+    drivers = P[10][d + 1] - P[10][d] - (1 if kd >= 0 else 0)
+    if drivers == 0 and P[23][d + 1] == P[23][d]:
+        got = hi - lo  # the list implies every test (a mono count's usual last depth)
+    else:
+        got = 0
+        for i in range(lo, hi):
+            if _fits(P, d, _value(P, kd, i), m, kd):
+                got += 1
+    vals = P[3] if kd < 0 else P[15]
+    for j in range(d):
+        v = m[j]
+        if _in_sorted(vals, lo, hi, v) and _fits(P, d, v, m, kd):
+            got -= 1
+            stk[_FS, d] |= anc[d] | anc[j]
+            stk[_FLG, d] |= _HAS_CHILD
+    if got > 0:
+        stk[_FLG, d] |= _FOUND | _HAS_CHILD
+    return got
 
 
 @njit(cache=True)
@@ -191,9 +260,18 @@ def _search(P, start, state, m, stk, out, cap, collect, max_steps):
                 stk[_FLG, d] |= _HAS_CHILD
             continue
         i = stk[_CUR, d]
+        kd = stk[_KIND, d]
+        if d == k - 1 and not collect and found + stk[_HI, d] - i < cap:
+            # a count's last depth: its matches are counted, never made one by one (Sun & Luo's
+            # study counts the last level's valid candidates the same way)
+            hi = stk[_HI, d]
+            steps += hi - i
+            stk[_CUR, d] = hi
+            found += _count_last(P, d, i, hi, kd, m, stk, anc)
+            continue
         stk[_CUR, d] = i + 1
-        v = _value(P, stk[_KIND, d], i)
-        if not _consistent(P, d, v, m):
+        v = _value(P, kd, i)
+        if not _fits(P, d, v, m, kd):
             continue
         j = _conflict(m, d, v)
         if j >= 0:
@@ -652,10 +730,33 @@ def plan_arrays(plan):
         anc[d] = a
     anc = np.asarray(anc, dtype=np.int64)
     flags = np.array([plan.has_elabels, plan.mono, G.directed, k <= 63], dtype=np.int8)
+    neg_ptr, neg_j, neg_dir = _forbidden(plan)
     return (plan.order, plan.cand_bits, plan.cand_ptr, plan.cand_flat, plan.chk_ptr, plan.chk_j,
             plan.chk_out, plan.chk_in, plan.chk_peo, plan.chk_pei, plan.drv_ptr, plan.drv_j,
             cs.cidx, cs.row_off, cs.ptr, cs.val, G.indptr, G.indices, G.mult, plan.eclass,
-            plan.eok, flags, anc)
+            plan.eok, flags, anc, neg_ptr, neg_j, neg_dir)
+
+
+def _forbidden(plan):
+    """Per depth d, the ``(j, direction)`` pairs whose data edge must be absent (outside mono:
+    a pattern pair without an edge that way; direction 0 is ``m[j] -> v``, 1 is ``v -> m[j]``,
+    undirected graphs only use 0), the tests of :func:`_fits` that no driver list implies."""
+    k = plan.k
+    ptr = np.zeros(k + 1, dtype=np.int64)
+    js, dirs = [], []
+    if not plan.mono:
+        chk_ptr, chk_j = plan.chk_ptr.tolist(), plan.chk_j.tolist()
+        outs, ins = plan.chk_out.tolist(), plan.chk_in.tolist()
+        for d in range(k):
+            for c in range(chk_ptr[d], chk_ptr[d + 1]):
+                if outs[c] == 0:
+                    js.append(chk_j[c])
+                    dirs.append(0)
+                if plan.G.directed and ins[c] == 0:
+                    js.append(chk_j[c])
+                    dirs.append(1)
+            ptr[d + 1] = len(js)
+    return ptr, np.asarray(js, dtype=np.int64), np.asarray(dirs, dtype=np.int8)
 
 
 def _probe(P, k, max_steps):
