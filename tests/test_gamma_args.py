@@ -1,16 +1,16 @@
-"""GAMMA's staged kernel arguments (``_KernelArgs.staged``): the arrays that change every launch
+"""GAMMA's staged kernel arguments (``KernelArgs.staged``): the arrays that change every launch
 are regions of one kept buffer per prefix, filled by one copy, grown by powers of two. Host
 logic, checked with NumPy arrays (Numba's wrap is replaced by the identity: it only views the
 buffer; on the card the same layout is filled from pinned memory by one asynchronous copy)."""
 
 import numpy as np
 
-from nx_gsm.engines.gpu import gamma
+from nx_gsm.engines.gpu.gamma import launch, pma
 
 
 def test_staged_regions_hold_each_array_and_are_kept(monkeypatch):
-    monkeypatch.setattr(gamma, "kernel_array", lambda x: x)
-    args = gamma._KernelArgs(np)
+    monkeypatch.setattr(launch, "kernel_array", lambda x: x)
+    args = launch.KernelArgs(np)
     a = np.array([5, -1, 7, 2**40, 3], dtype=np.int64)
     b = np.array([1, 2, 3], dtype=np.int64)
     views, first = args.staged("t0.", [(a, np.int64), (b, np.int32), (np.zeros(0), np.int32)])
@@ -57,4 +57,4 @@ def test_row_order_is_lexsorts_stable_order():
             key = rng.integers(-5, 2**62, u)
         if t % 7 == 0:
             src = rng.integers(0, 2**40, u)
-        assert gamma._row_order(src, key).tolist() == np.lexsort((key, src)).tolist(), t
+        assert pma._row_order(src, key).tolist() == np.lexsort((key, src)).tolist(), t
