@@ -10,7 +10,7 @@ from itertools import chain
 import networkx as nx
 import numpy as np
 
-from .values import datum_mult, edit_plain, out_adj, same
+from .values import datum_mult, edit_plain, out_adj, remove_edge, same
 
 __all__ = ["BatchError", "MatchList", "BatchResult", "NotPlain", "EdgeIndex", "Batch",
            "PairsBatch"]
@@ -203,10 +203,7 @@ class Batch:
             return
         multi = G.is_multigraph()
         for u, v, key in self.del_edges:
-            if multi:
-                G.remove_edge(u, v, key)
-            else:
-                G.remove_edge(u, v)
+            remove_edge(G, u, v, key)
         G.remove_nodes_from(self.gone_nodes)
         # the *_from forms: attribute names need not be strings
         G.add_nodes_from(self.new_nodes.items())

@@ -7,7 +7,8 @@ import networkx as nx
 
 from ..plan.labels import indistinguishable
 
-__all__ = ["NOKEY", "out_adj", "datum", "mult", "same_node", "datum_mult", "edit_plain", "same"]
+__all__ = ["NOKEY", "out_adj", "datum", "mult", "same_node", "datum_mult", "edit_plain", "remove_edge",
+           "same"]
 
 
 NOKEY = object()  # "no key given" for multigraph rows
@@ -63,6 +64,36 @@ def edit_plain(G, remove, add, gone=(), new=()):
         succ[u][v] = pred[v][u] = d
     getattr(nx, "_clear_cache", lambda g: None)(G)  # NetworkX caches (3.3+)
     return data
+
+
+_NX_REMOVE_EDGE = (nx.Graph.remove_edge, nx.DiGraph.remove_edge, nx.MultiGraph.remove_edge,
+                   nx.MultiDiGraph.remove_edge)
+
+
+def remove_edge(G, u, v, key=None):
+    """``G.remove_edge(u, v[, key])`` for a validated edge, with NetworkX's self-loop test
+    ``u != v`` read as a dict reads keys (:func:`same_node`): NaN keys and a numpy scalar beside
+    a tuple key make that test wrong or raise. A class that overrides ``remove_edge`` keeps its
+    own method."""
+    if type(G).remove_edge not in _NX_REMOVE_EDGE:
+        if G.is_multigraph():
+            G.remove_edge(u, v, key)
+        else:
+            G.remove_edge(u, v)
+        return
+    succ = out_adj(G)
+    pred = G._pred if G.is_directed() else succ
+    if G.is_multigraph():
+        keys = succ[u][v]  # one key dict for both entries of an undirected edge
+        if key is None:
+            keys.popitem()
+        else:
+            del keys[key]
+    if not G.is_multigraph() or not keys:
+        del succ[u][v]
+        if G.is_directed() or not same_node(u, v):
+            del pred[v][u]
+    getattr(nx, "_clear_cache", lambda g: None)(G)
 
 
 def same(a, b):
