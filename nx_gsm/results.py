@@ -30,8 +30,15 @@ def frame_from_rows(rows, g_keys, h_keys, key_array=None):
     import pandas as pd
 
     keys = node_key_array(g_keys) if key_array is None else key_array
-    return pd.DataFrame({h: keys[rows[:, i]] for i, h in enumerate(h_keys)}, columns=list(h_keys),
-                        index=pd.RangeIndex(rows.shape[0]))
+    # object columns stay the key objects: pandas would otherwise infer a string column for
+    # strings beside a NaN key. Built by position and labelled after, as a label dict cannot
+    # hold two NaN pattern keys (nor keep tuple labels from becoming a MultiIndex).
+    dtype = object if keys.dtype == object else None
+    df = pd.DataFrame({i: keys[rows[:, i]] for i in range(len(h_keys))}, dtype=dtype,
+                      index=pd.RangeIndex(rows.shape[0]))
+    labels = node_key_array(list(h_keys))
+    df.columns = pd.Index(labels, dtype=labels.dtype, tupleize_cols=False)
+    return df
 
 
 class MatchSet:
