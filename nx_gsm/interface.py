@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import collections
 import inspect
+import operator
 
 import networkx as nx
 
@@ -25,12 +26,33 @@ __all__ = ["BackendInterface", "CALLS"]
 CALLS = collections.Counter()
 
 
+def _node_labels(X, node_label, default_label):
+    """Every node's VF2++ label: its ``node_label`` value, else ``default_label`` (with
+    ``node_label=None`` too, as NetworkX reads ``X.nodes(data=None, default=...)``)."""
+    if isinstance(X, GsmGraph):
+        return [d.get(node_label, default_label) for d in X.node_data or [{}] * X.n]
+    return [lab for _, lab in X.nodes(data=node_label, default=default_label)]
+
+
 def _vf2pp_plan(FG, SG, node_label, default_label, mode, engine):
-    """VF2++'s semantics: an empty graph on either side has no mapping at all."""
+    """The plan of VF2++'s search, or None where VF2++ returns before searching.
+
+    VF2++'s early returns, in NetworkX's order: an empty graph on either side has no mapping;
+    then the data graph's labels are grouped by hash (TypeError if one is unhashable); then a
+    pattern that cannot fit the data graph has no mapping, before the pattern's own labels are
+    hashed (the planner hashes them, and the data graph's, when it builds its label table).
+    """
     if len(SG) == 0 or len(FG) == 0:
         return None
     if SG.is_directed() != FG.is_directed():
         raise nx.NetworkXError("SG and FG must have the same directedness")
+    fits = operator.eq if mode == "iso" else operator.le
+    if node_label is None or not fits(len(SG), len(FG)):
+        # the planner has no label table to build for node_label=None (every node is labelled
+        # default_label), nor a plan for a pattern that does not fit: hash the labels here
+        set(_node_labels(FG, node_label, default_label))
+    if not fits(len(SG), len(FG)):
+        return None
     plan, _, _ = api.prepare(FG, SG, mode, vf2pp_label=node_label, vf2pp_default=default_label,
                              fn_name=f"vf2pp ({mode})", engine=engine)
     return plan
