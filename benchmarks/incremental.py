@@ -36,6 +36,7 @@ from networkx.algorithms import isomorphism as iso
 
 from .datasets import datasets_root
 from .machine import machine_info
+from .runner import save
 
 PATTERNS = ("dense", "sparse", "tree")
 FRACTIONS = (0.001, 0.01, 0.1)
@@ -443,8 +444,7 @@ def main(argv=None):
                wall_s=time.perf_counter() - t,
                machine=machine_info(), rows=rows)
     if a.out:
-        Path(a.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(a.out).write_text(json.dumps(rec, indent=1, default=str) + "\n")
+        save(rec, a.out)
     return 0
 
 

@@ -178,11 +178,11 @@ def main(argv=None):
     args = ap.parse_args(argv)
     rec = run(args.suite, args.min_seconds, args.max_seconds, args.gpus, args.tasks,
               query=args.query, find_query=args.find_query)
-    text = json.dumps(rec, indent=1, default=str)
     if args.out:
-        with open(args.out, "w", encoding="utf-8") as fh:
-            fh.write(text)
-    print(text[-2000:])
+        from .runner import save
+
+        save(rec, args.out)
+    print(json.dumps(rec, indent=1, default=str)[-2000:])
     finds = [v for k, v in rec.items() if k.endswith("_find_exact")]
     ok = rec.get("error") is None and rec.get(f"dask_{args.gpus}_gpu_exact") and all(finds)
     return 0 if ok else 1

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import json
 import os
 import statistics
 import time
@@ -42,6 +41,7 @@ from nx_gsm.engines.partitioned import PartitionedEngine
 
 from .datasets import DatasetMissing, datasets_root, read_edge_csv, read_sun_luo_graph
 from .machine import machine_info
+from .runner import save
 
 PATTERNS = {
     "triangle": nx.complete_graph(3),
@@ -221,8 +221,7 @@ def main(argv=None):
     kind = "gpu" if machine.get("gpus") and a.inner != "cpu" else "cpu"
     out = Path(a.out) if a.out else (Path(__file__).resolve().parent / "results" /
                                      f"{datetime.date.today()}-partitioned-{kind}.json")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(record, indent=1) + "\n")
+    save(record, out)
     print(f"wrote {out}")
 
 

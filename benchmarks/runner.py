@@ -34,6 +34,8 @@ import os
 import sys
 import time
 
+from nx_gsm.interop.atomic import atomic_open
+
 from . import SCHEMA
 from .datasets import DatasetMissing
 from .machine import machine_info
@@ -76,12 +78,36 @@ def _bar(total, enabled):
 
 
 def save(record, path):
-    """Write the record as JSON (atomically: a half-written file never replaces a good one)."""
-    tmp = f"{path}.tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
+    """Write a benchmark record as JSON, through a temporary file beside ``path`` that replaces
+    it only once complete: a failed or interrupted write leaves an existing record as it was.
+
+    Every benchmark script writes its record here, so that a run that fails at its very end
+    (an unserialisable value, a full disk, Ctrl-C) never costs the previous record.
+
+    Parameters
+    ----------
+    record : dict
+        JSON data; values JSON cannot hold are written as their ``str``.
+    path : str or path-like
+        The record file; missing parent folders are created.
+
+    Returns
+    -------
+    None
+
+    Examples
+    --------
+    >>> import json, os, tempfile
+    >>> from benchmarks.runner import save
+    >>> path = os.path.join(tempfile.mkdtemp(), "results", "rec.json")
+    >>> save({"rows": [1, 2]}, path)
+    >>> json.load(open(path))
+    {'rows': [1, 2]}
+    """
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with atomic_open(path, "w", encoding="utf-8") as fh:
         json.dump(record, fh, indent=1, default=str)
         fh.write("\n")
-    os.replace(tmp, path)
 
 
 def run(*, suites, engines, peers, limit, protocol, induced=False, timeout=10.0, repeat=3,

@@ -23,7 +23,6 @@ the total must equal the closed form. Writes a JSON record (``--out``).
 from __future__ import annotations
 
 import argparse
-import json
 import multiprocessing as mp
 import resource
 import time
@@ -90,6 +89,7 @@ def main(argv=None):
     ap.add_argument("--out", default=None)
     args = ap.parse_args(argv)
     from .machine import machine_info
+    from .runner import save
 
     n = _n_for(int(args.rows))
     want = n * (n - 1) * (n - 2)
@@ -116,8 +116,7 @@ def main(argv=None):
               f"{res['stated_bound_bytes'] / 2**20:.0f} MiB) exact={res['exact']} "
               f"within_bound={res['within_bound']}", flush=True)
     if args.out:
-        with open(args.out, "w", encoding="utf-8") as fh:
-            json.dump(rec, fh, indent=1, default=str)
+        save(rec, args.out)
     return 0 if all(r["exact"] and r["within_bound"] for r in rec["runs"]) else 1
 
 

@@ -947,8 +947,11 @@ def _engine_counts(rec):
 
 
 def _write(rec, out_dir):
+    # rewritten after every stage: a write that fails half-way must not cost the last good record
+    from nx_gsm.interop.atomic import atomic_open
+
     path = Path(out_dir) / "gpu_check.json"
-    with open(path, "w", encoding="utf-8") as fh:
+    with atomic_open(path, "w", encoding="utf-8") as fh:
         json.dump(rec, fh, indent=1, default=str)
     return path
 
