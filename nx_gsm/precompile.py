@@ -33,14 +33,12 @@ _checked = False
 
 
 def _cold():
-    """Whether the core kernels (the planner's filter, the search and the parallel count) have
-    no fresh entry in Numba's cache: their first call would compile them."""
-    from .engines import cpu
-    from .plan import filter as _filter
+    """Whether the search kernel, which every query's first call compiles, has no fresh entry
+    in Numba's cache."""
+    from .engines.cpu import kernels
 
     try:
-        return any(not f._cache._cache_file._load_index()
-                   for f in (_filter._refine_marks, cpu._search, cpu._run_slots))
+        return not kernels.search._cache._cache_file._load_index()
     except Exception:  # Numba's cache layout is private: if it changed, say nothing
         return False
 
@@ -127,11 +125,13 @@ def _plans():
     """Plans for the engines' internal kernels: a labelled one and an unlabelled, deep one."""
     import networkx as nx
 
-    from .api import prepare
+    from .interop.networkx import as_gsm
+    from .plan.planner import make_plan
 
     G, H = _graphs()["undirected"]
-    labelled = prepare(G, H, "mono", node_label="label")[0]
-    deep = prepare(nx.circulant_graph(30, [1, 2, 5]), nx.path_graph(6), "mono")[0]
+    labelled = make_plan(as_gsm(G, edge_attrs=False), as_gsm(H, edge_attrs=False), "mono",
+                         node_label="label")
+    deep = make_plan(as_gsm(nx.circulant_graph(30, [1, 2, 5])), as_gsm(nx.path_graph(6)), "mono")
     return labelled, deep
 
 
