@@ -72,10 +72,10 @@ def split_prefixes(plan, tasks):
     """
     if plan.k < 3:
         return None
-    from .engines.cpu import _expand, plan_arrays
+    from .engines.cpu import expand, plan_arrays
 
     roots = plan.cand_flat[plan.cand_ptr[0]:plan.cand_ptr[1]].astype(np.int32)
-    return _deal(_expand(plan_arrays(plan), np.ascontiguousarray(roots[:, None])), tasks)
+    return _deal(expand(plan_arrays(plan), np.ascontiguousarray(roots[:, None])), tasks)
 
 
 def _by_prefixes(engine, finding):

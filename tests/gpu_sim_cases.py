@@ -192,9 +192,9 @@ def bfs_level_cases(rnd, nm):
             # the level's local sets from the candidate space (mono) or from raw rows
             dp = DevPlan(plan, eng.xp, eng._graph_arrays(plan.G),
                          space=build_space(plan) if mode == "mono" else None)
-            rows = cpu._expand(P, np.zeros((1, 0), dtype=np.int32))
+            rows = cpu.expand(P, np.zeros((1, 0), dtype=np.int32))
             for L in range(1, min(plan.k, 4)):
-                want = cpu._expand(P, rows)
+                want = cpu.expand(P, rows)
                 for g, level_rows in ((1, rows_cap), (3, rows_cap), (1, 2)):
                     gm._level_grid = lambda n, g=g: (g, 1)
                     gm.LEVEL_ROWS = level_rows
@@ -244,13 +244,13 @@ def bfs_chain_cases(rnd):
     for G, H, runs in graphs:
         plan, _, _ = prepare(G, H, "mono")
         P = cpu.plan_arrays(plan)
-        roots = cpu._expand(P, np.zeros((1, 0), dtype=np.int32))
+        roots = cpu.expand(P, np.zeros((1, 0), dtype=np.int32))
         for target in (1 << 20, 40, 2):
             # one level at a time, as _bfs did before chains
             want, L, gl = roots, 1, 0
             while L < plan.k and len(want) and len(want) < target and not (gl >= 4 and
                                                                             len(want) < 32):
-                want, L, gl = cpu._expand(P, want), L + 1, gl + 1
+                want, L, gl = cpu.expand(P, want), L + 1, gl + 1
             for chain, level_rows in runs:
                 eng = GMatchEngine(blocks=1, bfs_chain=chain)
                 dp = DevPlan(plan, eng.xp, eng._graph_arrays(plan.G), space=build_space(plan))

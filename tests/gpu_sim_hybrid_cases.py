@@ -22,7 +22,7 @@ import numpy as np  # noqa: E402
 from networkx.algorithms import isomorphism as iso  # noqa: E402
 
 from nx_gsm.api import prepare  # noqa: E402
-from nx_gsm.engines.cpu import CpuEngine, _expand, plan_arrays  # noqa: E402
+from nx_gsm.engines.cpu import CpuEngine, expand, plan_arrays  # noqa: E402
 from nx_gsm.engines.gpu.gmatch import GMatchEngine  # noqa: E402
 from nx_gsm.engines.gpu.gsi import GsiEngine  # noqa: E402
 from nx_gsm.testing import rows_of as _rows  # noqa: E402
@@ -94,7 +94,7 @@ def check_from(G, H, mode, label, kw, gm_kw):
     plan, _, _ = prepare(G, H, mode, **kw)
     cpu = CpuEngine()
     P = plan_arrays(plan)
-    pre = _expand(P, _expand(P, np.zeros((1, 0), dtype=np.int32)))[::2]
+    pre = expand(P, expand(P, np.zeros((1, 0), dtype=np.int32)))[::2]
     want = cpu.count_from(plan, pre)
     ref = _set(_rows(cpu.iter_from(plan, pre), plan.k))
     gm = GMatchEngine(blocks=1, steal=False, **gm_kw)

@@ -110,14 +110,14 @@ def test_probe_goes_on_while_its_progress_projects_a_small_search(monkeypatch):
     # a projection that stays small (share done stuck at 1/4) stops at PROBE_MAX: 2^11, 2^11,
     # 2^12, 2^13 steps; one that is large stops after the first PROBE_STEPS
     monkeypatch.setattr(auto, "PROBE_MAX", 1 << 14)
-    real, steps = auto._search, []
+    real, steps = auto.search, []
 
     def counting(*a):
         steps.append(a[-1])
         return real(*a)
 
     big = auto.plan_arrays(_plan(nx.complete_graph(80), nx.path_graph(3)))
-    monkeypatch.setattr(auto, "_search", counting)
+    monkeypatch.setattr(auto, "search", counting)
     monkeypatch.setattr(auto, "done_fraction", lambda stk, d: 0.25)
     assert auto.probe(big, 3) == (None, None) and steps == [2048, 2048, 4096, 8192]
     monkeypatch.setattr(auto, "done_fraction", lambda stk, d: 1e-6)
@@ -127,11 +127,11 @@ def test_probe_goes_on_while_its_progress_projects_a_small_search(monkeypatch):
 
 def test_done_fraction_counts_finished_subtrees():
     from nx_gsm.engines.auto import done_fraction
-    from nx_gsm.engines.cpu import _CUR, _HI, _LO, _STACK_ROWS
+    from nx_gsm.engines.cpu.kernels import CUR, HI, LO, STACK_ROWS
 
-    stk = np.zeros((_STACK_ROWS, 3), dtype=np.int64)
-    stk[_LO], stk[_HI] = [0, 10, 0], [4, 20, 5]
-    stk[_CUR] = [2, 15, 3]  # root 1 of 4 open, its child 4 of 10 open, 3 of 5 examined
+    stk = np.zeros((STACK_ROWS, 3), dtype=np.int64)
+    stk[LO], stk[HI] = [0, 10, 0], [4, 20, 5]
+    stk[CUR] = [2, 15, 3]  # root 1 of 4 open, its child 4 of 10 open, 3 of 5 examined
     assert done_fraction(stk, 2) == pytest.approx(1 / 4 + 4 / 40 + 3 / 200)
     assert done_fraction(stk, 0) == pytest.approx(2 / 4)
 

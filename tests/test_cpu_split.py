@@ -1,4 +1,4 @@
-"""Run-time splitting of the CPU engine's counting tasks (``nx_gsm.engines.cpu._split``).
+"""Run-time splitting of the CPU engine's counting tasks (``nx_gsm.engines.cpu.parallel.split``).
 
 With one search step per slot per round, every task that outlives its first round gives half of
 its untried candidates away, level after level, so these tests split far more often than real
@@ -20,6 +20,7 @@ import pytest
 import nx_gsm
 from nx_gsm.api import prepare
 from nx_gsm.engines import cpu
+from nx_gsm.engines.cpu import engine as cpu_engine
 from nx_gsm.engines.base import Budget
 from nx_gsm.engines.cpu import CpuEngine
 from nx_gsm.testing import random_graph
@@ -37,9 +38,9 @@ pytestmark = pytest.mark.skipif(numba.config.NUMBA_NUM_THREADS < 2,
 
 @pytest.fixture
 def force_split(monkeypatch):
-    monkeypatch.setattr(cpu, "_PROBE_STEPS", 1)
-    monkeypatch.setattr(cpu, "_SLOTS_PER_THREAD", 2)
-    monkeypatch.setattr(cpu, "_ROUND_STEPS", 2)
+    monkeypatch.setattr(cpu_engine, "_PROBE_STEPS", 1)
+    monkeypatch.setattr(cpu_engine, "_SLOTS_PER_THREAD", 2)
+    monkeypatch.setattr(cpu_engine, "_ROUND_STEPS", 2)
     old = numba.get_num_threads()
     numba.set_num_threads(2)
     yield
@@ -121,7 +122,7 @@ def _counted_with_progress(fn):
 
 def test_splitting_happens_and_matches_unsplit(force_split, monkeypatch):
     # 8 steps a slot per round: still splits at every level, in fewer rounds
-    monkeypatch.setattr(cpu, "_ROUND_STEPS", 16)
+    monkeypatch.setattr(cpu_engine, "_ROUND_STEPS", 16)
     G = nx.gnp_random_graph(40, 0.2, seed=3)
     plan = _plan(G, nx.cycle_graph(5))
     got, totals = _counted_with_progress(lambda b: CpuEngine().count(plan, budget=b))
@@ -132,7 +133,7 @@ def test_splitting_happens_and_matches_unsplit(force_split, monkeypatch):
 
 
 def test_count_from_one_prefix_is_split(force_split, monkeypatch):
-    monkeypatch.setattr(cpu, "_ROUND_STEPS", 16)
+    monkeypatch.setattr(cpu_engine, "_ROUND_STEPS", 16)
     G = nx.gnp_random_graph(30, 0.2, seed=5)
     plan = _plan(G, nx.path_graph(5))
     got, totals = _counted_with_progress(
@@ -143,7 +144,7 @@ def test_count_from_one_prefix_is_split(force_split, monkeypatch):
 
 
 def test_stopped_count_is_a_lower_bound(force_split, monkeypatch):
-    monkeypatch.setattr(cpu, "_ROUND_STEPS", 16)
+    monkeypatch.setattr(cpu_engine, "_ROUND_STEPS", 16)
     plan = _plan(nx.gnp_random_graph(40, 0.2, seed=3), nx.cycle_graph(5))
     rounds = []
 
@@ -177,7 +178,7 @@ def test_expand_small_equals_expand_and_respects_cap(cls, n):
         rows = np.ascontiguousarray(
             plan.cand_flat[plan.cand_ptr[0]:plan.cand_ptr[1]].astype(np.int32)[:, None])
         for _ in range(plan.k - 1):
-            want = cpu._expand(P, rows)
+            want = cpu.expand(P, rows)
             got = cpu.expand_small(P, rows, want.shape[0])
             assert np.array_equal(got, want)
             # slack 0: blocks past twice their share of the cap are counted again (a level
@@ -199,7 +200,7 @@ def test_expand_small_equals_expand_and_respects_cap(cls, n):
             every, levels = cpu.host_levels(P, roots, 10**6, plan.k, threads, wide)
             assert levels == plan.k - 1 and np.array_equal(every, rows)
             one, levels = cpu.host_levels(P, roots, 10**6, 1, threads, wide)
-            assert levels == 1 and np.array_equal(one, cpu._expand(P, roots))
+            assert levels == 1 and np.array_equal(one, cpu.expand(P, roots))
             small, levels = cpu.host_levels(P, roots, 2, plan.k, threads, wide)  # under the cap
             assert small.shape[0] < 2 or levels == 0
             # count_last: the same levels, the last one counted and not written; a frontier

@@ -23,6 +23,7 @@ from networkx.algorithms.isomorphism import GraphMatcher
 
 import nx_gsm
 from nx_gsm.engines import cpu
+from nx_gsm.engines.cpu import engine as cpu_engine
 from nx_gsm.engines.base import UNLIMITED, Budget, Count, PartialCount
 
 BIG_G = nx.complete_graph(60)
@@ -45,9 +46,9 @@ def small_count():
 def many_slices(monkeypatch):
     """Small searches go through the task window and the sliced iterator in many rounds, so
     they report progress many times (the defaults finish them in one probe or slice)."""
-    monkeypatch.setattr(cpu, "_PROBE_STEPS", 16)
-    monkeypatch.setattr(cpu, "_ROUND_STEPS", 64)
-    monkeypatch.setattr(cpu, "_SLICE_STEPS", 64)
+    monkeypatch.setattr(cpu_engine, "_PROBE_STEPS", 16)
+    monkeypatch.setattr(cpu_engine, "_ROUND_STEPS", 64)
+    monkeypatch.setattr(cpu_engine, "SLICE_STEPS", 64)
 
 
 def ctrl_c_after(n):
@@ -122,7 +123,7 @@ def test_ctrl_c_inside_the_engine_raises_without_timeout(monkeypatch):
     def interrupted(*args):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(cpu, "_search", interrupted)
+    monkeypatch.setattr(cpu_engine, "search", interrupted)
     with pytest.raises(KeyboardInterrupt):
         list(nx_gsm.subgraph_monomorphisms(BIG_G, BIG_H))
     with pytest.raises(KeyboardInterrupt):
@@ -230,7 +231,7 @@ def test_iterator_progress_moves(many_slices, small_count):
 def test_prefix_task_progress_counts_prefix_rows(many_slices):
     """count_from's units are its prefix rows: a fixed total, ``done`` never decreasing."""
     plan, _, _ = nx_gsm.api.prepare(SMALL_G, SMALL_H, "mono")
-    prefixes = cpu._expand(cpu.plan_arrays(plan), np.zeros((1, 0), dtype=np.int32))
+    prefixes = cpu.expand(cpu.plan_arrays(plan), np.zeros((1, 0), dtype=np.int32))
     seen = []
     got = cpu.CpuEngine().count_from(plan, prefixes,
                                      budget=Budget(progress=lambda *a: seen.append(a)))

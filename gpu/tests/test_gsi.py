@@ -160,14 +160,14 @@ def test_gmatch_from_device_prefixes():
     # gmatch finishes prefixes given as CuPy arrays (int32 used in place, int64 converted)
     import cupy as cp
 
-    from nx_gsm.engines.cpu import _expand, plan_arrays
+    from nx_gsm.engines.cpu import expand, plan_arrays
     from nx_gsm.engines.gpu.gmatch import GMatchEngine
 
     rnd = random.Random(4)
     G = _random_graph(rnd, nx.DiGraph, 50, 0.2, n_labels=2)
     plan, _, _ = prepare(G, nx.path_graph(4, create_using=nx.DiGraph), "induced")
     P = plan_arrays(plan)
-    pre = _expand(P, _expand(P, np.zeros((1, 0), dtype=np.int32)))[::3]
+    pre = expand(P, expand(P, np.zeros((1, 0), dtype=np.int32)))[::3]
     cpu, gm = _cpu(), GMatchEngine()
     want = cpu.count_from(plan, pre)
     assert want > 0

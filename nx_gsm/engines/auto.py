@@ -41,8 +41,9 @@ from __future__ import annotations
 import numpy as np
 
 from .base import UNLIMITED
-from .cpu import (_CUR, _DONE, _HI, _LO, _NOT_STARTED, _STACK_ROWS, CpuEngine, _search,
-                  plan_arrays)
+from .catalog import engine_class
+from .cpu import CpuEngine, plan_arrays
+from .cpu.kernels import CUR, DONE, HI, LO, NOT_STARTED, STACK_ROWS, search
 
 __all__ = ["AutoEngine", "choose", "probe", "space_entries", "SMALL_LIMIT", "BFS_MAX_K",
            "BFS_FRACTION", "BFS_MIN_OUTPUT", "GRAPH_FRACTION", "PROBE_STEPS", "PROBE_MAX",
@@ -92,12 +93,12 @@ def done_fraction(stk, d):
     depth counted as equal (``stk``'s ranges and cursors of depths ``0..d``)."""
     f, width = 0.0, 1.0
     for e in range(d + 1):
-        n = int(stk[_HI, e] - stk[_LO, e])
+        n = int(stk[HI, e] - stk[LO, e])
         if n <= 0:
             break
         width /= n
         # at the paused depth every examined candidate is done; above it the current one is open
-        f += width * max(0, int(stk[_CUR, e] - stk[_LO, e]) - (e < d))
+        f += width * max(0, int(stk[CUR, e] - stk[LO, e]) - (e < d))
     return f
 
 
@@ -106,17 +107,17 @@ def probe(P, k, collect=False):
     while its progress projects the whole search within ``PROBE_REACH``: ``(count, rows)`` if
     it finished (rows: every match, when ``collect`` and at most ``PROBE_ROWS``), else
     ``(None, None)``."""
-    state = np.full(1, _NOT_STARTED, dtype=np.int64)
+    state = np.full(1, NOT_STARTED, dtype=np.int64)
     m = np.empty(k, dtype=np.int32)
-    stk = np.empty((_STACK_ROWS, k), dtype=np.int64)
+    stk = np.empty((STACK_ROWS, k), dtype=np.int64)
     out = np.empty((PROBE_ROWS if collect else 1, k), dtype=np.int32)
     cap = PROBE_ROWS if collect else np.iinfo(np.int64).max
     got, steps, total = 0, PROBE_STEPS, 0
     while True:
-        got += int(_search(P, 0, state, m, stk, out[got:] if collect else out, cap - got,
+        got += int(search(P, 0, state, m, stk, out[got:] if collect else out, cap - got,
                            collect, steps))
         total += steps
-        if state[0] == _DONE:
+        if state[0] == DONE:
             return got, (out[:got].copy() if collect else None)
         # the projection (steps / share done) can be 30x low on skewed searches; PROBE_MAX
         # bounds what such a search wastes here before it goes to a GPU engine
@@ -263,9 +264,9 @@ class AutoEngine:
         if name == "cpu":
             return self.cpu
         if name == "partitioned" and name not in self.engines:
-            from .partitioned import PartitionedEngine
-
-            self.engines[name] = PartitionedEngine(inner=self.gpu.name)
+            # through the table, as the registry makes engines (the partitioned engine itself
+            # resolves engine names through the registry, which makes this engine)
+            self.engines[name] = engine_class("partitioned")(inner=self.gpu)
         return self.engines[name]
 
     def count(self, plan, limit=None, budget=UNLIMITED):

@@ -58,21 +58,9 @@ from ..graph import GsmGraph, in_csr
 from ..plan.order import undirected_neighbours
 from ..plan.planner import reorder
 from .base import UNLIMITED, PartialCount
-from .registry import capabilities_of
-from .cpu import (
-    _CUR,
-    _HI,
-    _KIND,
-    _STACK_ROWS,
-    _conflict,
-    _consistent,
-    _setup,
-    _value,
-    check_chunk,
-    plan_arrays,
-    trivial_answer,
-    trivial_rows,
-)
+from .cpu import check_chunk, plan_arrays, trivial_answer, trivial_rows
+from .cpu.kernels import CUR, HI, KIND, STACK_ROWS, conflict, consistent, setup, value
+from .catalog import capabilities_of
 
 __all__ = ["PartitionedEngine", "part_bytes", "partition", "edge_orbits", "halo"]
 
@@ -383,7 +371,7 @@ def _seed_ok(P, pairs):
     m = np.empty(k, dtype=np.int32)
     for i in range(pairs.shape[0]):
         m[0] = pairs[i, 0]
-        if _consistent(P, 0, m[0], m) and _consistent(P, 1, pairs[i, 1], m):
+        if consistent(P, 0, m[0], m) and consistent(P, 1, pairs[i, 1], m):
             ok[i] = True
     return ok
 
@@ -394,7 +382,7 @@ def _grow(P, part, bk_ptr, bk_j, prefix, out, collect):
     k = P[0].size
     n = part.size
     m = np.empty(k, dtype=np.int32)
-    stk = np.empty((_STACK_ROWS, k), dtype=np.int64)
+    stk = np.empty((STACK_ROWS, k), dtype=np.int64)
     m[0] = prefix[0]
     m[1] = prefix[1]
     if k == 2:
@@ -405,17 +393,17 @@ def _grow(P, part, bk_ptr, bk_j, prefix, out, collect):
     prime = _pair_key(m[0], m[1], n)
     found = 0
     d = 2
-    _setup(P, d, m, stk)
+    setup(P, d, m, stk)
     while True:
-        if stk[_CUR, d] >= stk[_HI, d]:
+        if stk[CUR, d] >= stk[HI, d]:
             d -= 1
             if d < 2:
                 break
             continue
-        i = stk[_CUR, d]
-        stk[_CUR, d] = i + 1
-        v = _value(P, stk[_KIND, d], i)
-        if not _consistent(P, d, v, m) or _conflict(m, d, v) >= 0:
+        i = stk[CUR, d]
+        stk[CUR, d] = i + 1
+        v = value(P, stk[KIND, d], i)
+        if not consistent(P, d, v, m) or conflict(m, d, v) >= 0:
             continue
         if not _dup_ok(part, bk_ptr, bk_j, d, v, m, prime, n):
             continue
@@ -426,7 +414,7 @@ def _grow(P, part, bk_ptr, bk_j, prefix, out, collect):
             found += 1
             continue
         d += 1
-        _setup(P, d, m, stk)
+        setup(P, d, m, stk)
     return found
 
 

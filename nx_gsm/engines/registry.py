@@ -1,76 +1,18 @@
-"""The one table of engines: name -> where the class lives and what it can do.
+"""Engine objects from the table (:mod:`nx_gsm.engines.catalog`): which engines are usable here,
+``get_engine(name)`` and ``resolve_engine(name_or_object)``.
 
-Everything that asks "which engines exist", "which can do X" or "give me engine N" reads this
-table; nothing else lists engine names. The table imports no engine module, so it is cheap and
-works without CUDA: GPU engine modules are imported only when a device is usable.
+GPU engine modules are imported only when a device is usable.
 """
 
 from __future__ import annotations
 
-import importlib
 import importlib.util
-from dataclasses import dataclass
 
-from .base import Capabilities, DeltaEngine, Engine
+from .base import DeltaEngine, Engine
+from .catalog import NAMES, SPECS, capabilities_of, engine_class, engines_with
 
-__all__ = ["EngineSpec", "SPECS", "NAMES", "capabilities_of", "available_engines",
-           "get_engine", "resolve_engine", "engines_with"]
-
-
-@dataclass(frozen=True)
-class EngineSpec:
-    """One row of the table: ``module`` (under ``nx_gsm.engines``) holds class ``cls``."""
-
-    name: str
-    module: str
-    cls: str
-    capabilities: Capabilities
-    summary: str
-
-
-_CUDA = ("cuda",)
-SPECS = {s.name: s for s in (
-    EngineSpec("cpu", "cpu", "CpuEngine", Capabilities(prefix_tasks=True),
-               "parallel DFS with set-intersection candidates (Numba)"),
-    EngineSpec("gmatch", "gpu.gmatch", "GMatchEngine",
-               Capabilities(device=True, max_pattern=32, prefix_tasks=True, prefix_finds=True,
-                            cut_part=True, device_plans=True, needs=_CUDA),
-               "gMatch: warp-level DFS with a task pool and light stealing"),
-    EngineSpec("gsi", "gpu.gsi", "GsiEngine", Capabilities(device=True, needs=_CUDA),
-               "GSI: BFS join with PCSR and Prealloc-Combine"),
-    EngineSpec("geneva", "gpu.geneva", "GenevaEngine", Capabilities(device=True, needs=_CUDA),
-               "GENEVA: BFS matching several pattern nodes per step on interval-PCSR"),
-    EngineSpec("partitioned", "partitioned", "PartitionedEngine",
-               Capabilities(needs=("pymetis",)),
-               "PBE: METIS parts around an inner engine, shared cross-partition search"),
-    EngineSpec("gamma", "gpu.gamma", "GammaDelta",
-               Capabilities(device=True, max_pattern=16, delta=True, needs=_CUDA),
-               "GAMMA: batch-dynamic matching on a GPU packed memory array"),
-)}
-
-NAMES = ("auto", *(n for n, s in SPECS.items() if not s.capabilities.delta))
-"""Every name the matching functions' ``engine=`` accepts (``"auto"`` lets the planner choose);
-the incremental engine is ``IncrementalMatcher``'s."""
-
-
-def capabilities_of(name):
-    """The :class:`Capabilities` of the engine called ``name`` (no import of the engine)."""
-    return SPECS[name].capabilities
-
-
-def engines_with(**wanted):
-    """Names of the engines whose capabilities have every given value, in table order.
-
-    Examples
-    --------
-    >>> from nx_gsm.engines.registry import engines_with
-    >>> engines_with(prefix_tasks=True)
-    ['cpu', 'gmatch']
-    >>> engines_with(device=True, delta=False)
-    ['gmatch', 'gsi', 'geneva']
-    """
-    return [n for n, s in SPECS.items()
-            if all(getattr(s.capabilities, k) == v for k, v in wanted.items())]
+__all__ = ["NAMES", "SPECS", "capabilities_of", "engines_with", "available_engines",
+           "get_engine", "resolve_engine"]
 
 
 def available_engines():
@@ -99,11 +41,6 @@ def available_engines():
             if name in errors:
                 out[name] = errors[name]
     return out
-
-
-def _engine_class(name):
-    spec = SPECS[name]
-    return getattr(importlib.import_module(f".{spec.module}", __package__), spec.cls)
 
 
 def get_engine(name, **options):
@@ -140,15 +77,15 @@ def get_engine(name, **options):
         usable = [e for e in engines_with(device=True, delta=False)
                   if available_engines()[e] is None]
         if not usable:
-            return _engine_class("cpu")()
+            return engine_class("cpu")()
         from .auto import AutoEngine
 
-        return AutoEngine({e: _engine_class(e)() for e in usable})
+        return AutoEngine({e: engine_class(e)() for e in usable})
     if SPECS[name].capabilities.needs:
         reason = available_engines()[name]
         if reason is not None:
             raise RuntimeError(f"engine {name!r} is not available: {reason}")
-    return _engine_class(name)(**options)
+    return engine_class(name)(**options)
 
 
 def resolve_engine(engine=None):

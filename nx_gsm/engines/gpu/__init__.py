@@ -17,7 +17,7 @@ _LOAD_ERRORS = {}
 
 def load_engines():
     """Import the GPU engine modules (lazily, only where CUDA is usable); return load errors."""
-    from ..registry import SPECS
+    from ..catalog import SPECS
 
     if device_reason() is not None:
         return dict(_LOAD_ERRORS)

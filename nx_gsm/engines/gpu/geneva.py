@@ -46,7 +46,8 @@ import numpy as np
 from numba import cuda, int32, int64
 
 from ..base import UNLIMITED, PartialCount
-from ..registry import capabilities_of
+from ..cpu import check_chunk, trivial_answer, trivial_rows
+from ..catalog import capabilities_of
 from . import faults
 from .common import (ballot, exact_sum, feasible_range, to_host, kernel_array, quiet,
                      sim_reset, upload_packed, wsync)

@@ -34,7 +34,7 @@ Implements gMatch (*Fine-Grained and Hardware-Efficient Subgraph Matching on GPU
   DFS time on dense_16_13, 0.65x on dense_16_8, 0.77x on sparse_16_17; up to 1.16x where the
   pool almost balances itself (sparse_16_7).
 
-Semantics are exactly the CPU engine's (``nx_gsm.engines.cpu._consistent``): candidate bits, an
+Semantics are exactly the CPU engine's (``nx_gsm.engines.cpu.kernels.consistent``): candidate bits, an
 injectivity scan, and per earlier depth the multiplicity tests of ``chk_out``/``chk_in``
 (``>=`` in mono mode, ``==`` in induced/iso mode) with edge-label classes through ``eok``.
 
@@ -58,8 +58,9 @@ from numba import cuda, int8, int32, int64
 from ...plan.space import build_space, space_visits
 from ..base import UNLIMITED, PartialCount
 # (at import: a function-level import is ~15 us a search)
-from ..cpu import count_probe, host_levels, plan_arrays
-from ..registry import capabilities_of
+from ..cpu import (check_chunk, check_prefixes, count_probe, host_levels, plan_arrays,
+                   trivial_answer, trivial_rows)
+from ..catalog import capabilities_of
 from . import faults
 from .common import (DevPlan, Launches, PlanSlots, ballot, cand_at, dup_ok, exact_sum,
                      feasible_from, to_host, host_copy, kernel_array, local_cands, pause, pow2,
@@ -97,7 +98,7 @@ HOST_COUNT_ROWS = 16384
 LEVEL_ROWS = 1 << 20
 BFS_CHAIN = 4  # the most GPU BFS levels launched before their sizes are read (gmatch._chain)
 # a count's fused search (GMatchEngine._fused): host levels while they hold fewer rows than
-# this (the one-thread levels of cpu._narrow_levels), then every other level and the DFS in
+# this (the one-thread levels of cpu.kernels.narrow_levels), then every other level and the DFS in
 # one cooperative launch, its levels in a kept buffer of FUSED_BUF_INTS int32 (at most an
 # eighth of the memory budget), by stack depth (KMAX). 64, not 256, because the host's part
 # of a search is cheap (0.90x the time on 35 yeast-16 queries, both orders of an interleaved

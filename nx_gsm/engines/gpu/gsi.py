@@ -52,7 +52,8 @@ import numpy as np
 from numba import cuda, int32, int64
 
 from ..base import UNLIMITED, PartialCount
-from ..registry import capabilities_of
+from ..cpu import check_chunk, trivial_answer, trivial_rows
+from ..catalog import capabilities_of
 from . import faults
 from .common import DevPlan, ballot, feasible, to_host, quiet, sim_reset, wsync
 from .device import array_module, device_info, is_simulator, memory_budget

@@ -10,7 +10,7 @@ import time
 import numpy as np
 
 from ....plan.planner import depth_arrays
-from ...registry import capabilities_of
+from ...catalog import capabilities_of
 from .. import faults
 from ..common import kernel_array, sim_reset, to_host
 from ..device import array_module, device_reason, is_simulator

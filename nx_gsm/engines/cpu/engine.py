@@ -1,0 +1,337 @@
+"""The CPU engine: Numba-compiled backtracking over a MatchPlan (the engine object).
+
+Shape (the enumeration stage of Sun & Luo's study, with RI/VF2++-style ordering from the planner):
+depth-first with an explicit stack (no recursion); the local candidates of depth ``d`` are drawn
+from the shortest candidate-space list (:mod:`nx_gsm.plan.space`) among the images of
+``order[d]``'s backward neighbours (or its filtered candidate list when it has none), each checked
+against injectivity and, by binary search in sorted adjacency rows, every other constraint of the
+plan (multiplicities both ways, induced non-edges, edge labels).
+
+Parallelism (counting): the search that a short sequential probe started becomes the first
+task of a window of resumable slots, whose busy ones ``prange`` runs a slice at a time. Between
+slices, while fewer tasks are left than the window holds, running tasks give half of
+the untried candidates at their shallowest open level away as new tasks (work splitting) until
+it is full again, so the threads stay busy however skewed the search tree is, and one thread
+runs exactly the sequential search. ``count_from`` starts the window from given prefixes.
+Enumeration (the iterator API) runs a resumable search that fills a fixed-size buffer and returns,
+so Python streams results lazily and can stop at any ``limit``.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numba
+import numpy as np
+
+from ...plan.space import build_space
+from ..base import UNLIMITED, PartialCount
+from ..catalog import capabilities_of
+from .parallel import roots_done, run_slots, schedule, units_left
+from .kernels import DONE, NOT_STARTED, SLICE_STEPS, STACK_ROWS, search
+
+__all__ = ["CpuEngine", "check_chunk", "check_prefixes", "trivial_answer", "trivial_rows",
+           "plan_arrays", "count_probe"]
+
+# resumable slots per thread in the counting window, and candidates a thread examines per round
+# between two scheduling points (about 5-10 ms): prange gives each thread a fixed block of slots,
+# so a round's uneven end idles a thread, and short rounds keep that small. On 12 yeast-8
+# count-all queries of 20 ms to 1.5 s (2 cores, benchmarks/RESULTS.md), 2 threads over 1 gave
+# 1.49x geomean with 8 slots and 2**17 steps, 1.42x with 32 slots and 2**20
+_SLOTS_PER_THREAD = 8
+_ROUND_STEPS = 1 << 17
+# a count that finishes within this many steps never goes parallel
+_PROBE_STEPS = 1 << 16
+
+
+def trivial_answer(plan, limit):
+    """``(limit, count)`` at an engine's entry: ``limit`` checked (an int >= 0 or None, NumPy
+    integers taken) and the number of matches when no kernel may run, else None.
+
+    No kernel runs on a plan without a match, with ``limit=0``, or on the empty pattern, which
+    has one (empty) mapping as in GraphMatcher (``plan.empty`` says when it has none: an
+    isomorphism into a non-empty graph). The kernels index their per-depth arrays without bounds
+    checks, so a zero-depth plan must never reach them.
+    """
+    if limit is not None:
+        if isinstance(limit, (bool, np.bool_)) or not isinstance(limit, numbers.Integral):
+            raise TypeError(f"limit must be a non-negative int or None, got {limit!r}")
+        limit = int(limit)
+        if limit < 0:
+            raise ValueError(f"limit must be non-negative, got {limit}")
+    if plan.empty or limit == 0:
+        return limit, 0
+    if plan.k == 0:
+        return limit, 1
+    return limit, None
+
+
+def check_chunk(chunk):
+    """``chunk`` (rows per yielded array) as a positive int: the kernels fill a buffer of that
+    many rows, and an empty one would never fill."""
+    if isinstance(chunk, (bool, np.bool_)) or not isinstance(chunk, numbers.Integral):
+        raise TypeError(f"chunk must be a positive int, got {chunk!r}")
+    if chunk < 1:
+        raise ValueError(f"chunk must be a positive int, got {chunk}")
+    return int(chunk)
+
+
+def check_prefixes(plan, prefixes):
+    """``prefixes`` as a C-contiguous int32 array, checked as far as memory safety needs: two
+    dimensions, at most ``plan.k`` columns and data node ids in range (the kernels index by
+    them without bounds checks). That each row is a partial match is the caller's promise."""
+    arr = np.asarray(prefixes)
+    if arr.ndim != 2 or arr.shape[1] > plan.k or (arr.size and arr.dtype.kind not in "iu"):
+        raise ValueError(f"prefixes must be an integer array of shape (rows, L) with "
+                         f"L <= {plan.k}, got shape {arr.shape} of {arr.dtype}")
+    if arr.size:
+        lo, hi = int(arr.min()), int(arr.max())
+        if lo < 0 or hi >= plan.G.n:
+            raise ValueError(f"prefixes hold data node ids outside 0..{plan.G.n - 1}")
+    return np.ascontiguousarray(arr, dtype=np.int32)
+
+
+def trivial_rows(count):
+    """The rows of a trivial answer (:func:`trivial_answer`): one empty mapping or none."""
+    return np.zeros((count, 0), dtype=np.int32)
+
+
+def plan_arrays(plan):
+    """The plan, candidate-space and data-graph arrays as the tuple every kernel here unpacks."""
+    G = plan.G
+    cs = build_space(plan)
+    k = plan.k
+    # anc[d]: depth d and, transitively, every earlier depth it is checked against
+    anc = [0] * max(k, 1)
+    chk_ptr, chk_j = plan.chk_ptr.tolist(), plan.chk_j.tolist()  # Python ints: k^2 reads
+    for d in range(min(k, 63)):
+        a = 1 << d
+        for c in range(chk_ptr[d], chk_ptr[d + 1]):
+            a |= anc[chk_j[c]]
+        anc[d] = a
+    anc = np.asarray(anc, dtype=np.int64)
+    flags = np.array([plan.has_elabels, plan.mono, G.directed, k <= 63], dtype=np.int8)
+    neg_ptr, neg_j, neg_dir = _forbidden(plan)
+    return (plan.order, plan.cand_bits, plan.cand_ptr, plan.cand_flat, plan.chk_ptr, plan.chk_j,
+            plan.chk_out, plan.chk_in, plan.chk_peo, plan.chk_pei, plan.drv_ptr, plan.drv_j,
+            cs.cidx, cs.row_off, cs.ptr, cs.val, G.indptr, G.indices, G.mult, plan.eclass,
+            plan.eok, flags, anc, neg_ptr, neg_j, neg_dir)
+
+
+def _forbidden(plan):
+    """Per depth d, the ``(j, direction)`` pairs whose data edge must be absent (outside mono:
+    a pattern pair without an edge that way; direction 0 is ``m[j] -> v``, 1 is ``v -> m[j]``,
+    undirected graphs only use 0), the tests of :func:`fits` that no driver list implies."""
+    k = plan.k
+    ptr = np.zeros(k + 1, dtype=np.int64)
+    js, dirs = [], []
+    if not plan.mono:
+        chk_ptr, chk_j = plan.chk_ptr.tolist(), plan.chk_j.tolist()
+        outs, ins = plan.chk_out.tolist(), plan.chk_in.tolist()
+        for d in range(k):
+            for c in range(chk_ptr[d], chk_ptr[d + 1]):
+                if outs[c] == 0:
+                    js.append(chk_j[c])
+                    dirs.append(0)
+                if plan.G.directed and ins[c] == 0:
+                    js.append(chk_j[c])
+                    dirs.append(1)
+            ptr[d + 1] = len(js)
+    return ptr, np.asarray(js, dtype=np.int64), np.asarray(dirs, dtype=np.int8)
+
+
+def _probe(P, k, max_steps):
+    """The sequential search from the roots for at most ``max_steps`` candidates: ``(count,
+    None)`` when it finished, else ``(count so far, (state, m, stk, count))``, the search to
+    go on with."""
+    state = np.full(1, NOT_STARTED, dtype=np.int64)
+    m = np.empty(k, dtype=np.int32)
+    stk = np.empty((STACK_ROWS, k), dtype=np.int64)
+    out = np.empty((1, k), dtype=np.int32)
+    got = int(search(P, 0, state, m, stk, out, np.iinfo(np.int64).max, False, max_steps))
+    return (got, None) if state[0] == DONE else (got, (state, m, stk, got))
+
+
+def count_probe(plan, max_steps):
+    """The number of matches of ``plan`` when the sequential search (one thread, failing-set
+    pruning) finishes within ``max_steps`` candidates, else None: how a GPU engine counts a
+    search too small to be worth a launch."""
+    _, known = trivial_answer(plan, None)
+    if known is not None:
+        return known
+    got, seed = _probe(plan_arrays(plan), plan.k, max_steps)
+    return got if seed is None else None
+
+
+class CpuEngine:
+    """Engine protocol: ``count(plan, limit)`` -> int and ``iter_chunks(plan, chunk)`` -> arrays.
+
+    Rows of the arrays hold data node ids by depth (column d maps pattern node ``plan.order[d]``).
+    """
+
+    name = "cpu"
+    capabilities = capabilities_of("cpu")
+
+    def count(self, plan, limit=None, budget=UNLIMITED):
+        limit, known = trivial_answer(plan, limit)
+        if known is not None:
+            return known
+        if limit is not None:
+            # first-k: one resumable search finds any k matches with no wasted work; a parallel
+            # split would explore up to (threads x k) before knowing it had enough
+            return sum(self._run(plan, limit, False, budget))
+        # a short sequential probe finishes small searches without paying for a parallel launch
+        P = plan_arrays(plan)
+        k = plan.k
+        got, seed = _probe(P, k, _PROBE_STEPS)
+        if seed is None:
+            return got
+        # the probe's search goes on as the only task: the other threads get their work by
+        # splitting it, so one thread runs the plain sequential search (all its pruning intact)
+        return self._count_tasks(P, k, np.zeros((0, 0), dtype=np.int32), budget,
+                                 numba.get_num_threads(), seed)
+
+    @staticmethod
+    def _count_tasks(P, k, prefixes, budget, threads, seed=None):
+        """Run the tasks (the prefix rows, after ``seed``: a search under way) through a window
+        of resumable slots, a round at a time; between rounds finished slots are refilled and,
+        while fewer tasks are left than slots, running ones are split (see split)."""
+        n_slots = _SLOTS_PER_THREAD * threads
+        # tasks are split while fewer are left than the window holds; one thread has no one to
+        # balance with, so there splitting would only cost pruning
+        split_below = n_slots if threads > 1 else 0
+        busy = np.zeros(n_slots, dtype=np.bool_)
+        starts = np.zeros(n_slots, dtype=np.int64)
+        states = np.full((n_slots, 1), DONE, dtype=np.int64)
+        ms = np.empty((n_slots, k), dtype=np.int32)
+        stks = np.empty((n_slots, STACK_ROWS, k), dtype=np.int64)
+        counts = np.zeros(n_slots, dtype=np.int64)
+        # splits only bring the tasks left up to split_below, so the pool never holds more
+        pool_m = np.empty((split_below, k), dtype=np.int32)
+        pool_hdr = np.empty((split_below, 4), dtype=np.int64)
+        ctl = np.zeros(4, dtype=np.int64)
+        n_tasks = prefixes.shape[0]
+        total = 0
+        if seed is not None:
+            # a search already under way (the probe's) is the first task
+            states[0], ms[0], stks[0], counts[0] = seed
+            busy[0] = True
+            n_tasks += 1
+        # one thread never splits and has no one to wait for: its round is one slice
+        steps = max(_ROUND_STEPS // _SLOTS_PER_THREAD, 1)
+        try:
+            while True:
+                # matches move from counts to total inside schedule: an interrupt before it
+                # returns loses them, so a partial count stays a lower bound
+                total += int(schedule(k, prefixes, busy, starts, states, ms, stks, counts,
+                                       pool_m, pool_hdr, ctl, split_below))
+                done, tasks = int(ctl[2]), n_tasks + int(ctl[3])
+                if done == tasks:
+                    return total
+                # progress in units fixed up front (root candidates or prefix rows): the
+                # task count grows as tasks are split
+                units = prefixes.shape[0] if prefixes.shape[1] else int(P[2][1] - P[2][0])
+                left = units_left(prefixes, ctl, busy, starts, states, ms, stks, pool_m,
+                                   pool_hdr) if budget.watched else units
+                if not budget.keep_going(total + int(counts.sum()), units - left, units):
+                    return PartialCount(total + int(counts.sum()))
+                run = np.flatnonzero(busy)
+                if threads == 1:
+                    steps = max(SLICE_STEPS // run.size, 1)
+                run_slots(P, run, starts, states, ms, stks, counts, steps)
+        except KeyboardInterrupt:
+            # Ctrl-C lands between compiled rounds: what is counted so far is a lower bound
+            budget.stop("interrupted")
+            return PartialCount(total + int(counts.sum()))
+
+    def iter_chunks(self, plan, chunk=4096, limit=None, budget=UNLIMITED):
+        chunk = check_chunk(chunk)
+        limit, known = trivial_answer(plan, limit)
+        if known is not None:
+            if known:
+                yield trivial_rows(known)
+            return
+        yield from self._run(plan, limit, True, budget, chunk)
+
+    def count_from(self, plan, prefixes, budget=UNLIMITED):
+        """Matches below the given partial matches (rows of depths 0..L-1 in ``plan.order``),
+        each prefix's subtree counted once: how a GPU engine hands unfinished work to the CPU."""
+        prefixes = check_prefixes(plan, prefixes)
+        if prefixes.shape[0] == 0 or plan.empty:
+            return 0
+        if prefixes.shape[1] == plan.k:
+            return int(prefixes.shape[0])
+        return self._count_tasks(plan_arrays(plan), plan.k, prefixes, budget,
+                                 numba.get_num_threads())
+
+    def iter_from(self, plan, prefixes, chunk=4096, limit=None, budget=UNLIMITED):
+        """Like :meth:`iter_chunks`, restricted to the subtrees of ``prefixes`` (see
+        :meth:`count_from`)."""
+        prefixes = check_prefixes(plan, prefixes)
+        chunk = check_chunk(chunk)
+        limit, _ = trivial_answer(plan, limit)
+        k = plan.k
+        if prefixes.shape[0] == 0 or limit == 0 or plan.empty:
+            return
+        if prefixes.shape[1] == k:
+            rows = prefixes if limit is None else prefixes[:limit]
+            for a in range(0, rows.shape[0], chunk):
+                yield rows[a : a + chunk].copy()
+            return
+        P = plan_arrays(plan)
+        depth = prefixes.shape[1]
+        m = np.empty(k, dtype=np.int32)
+        stk = np.empty((STACK_ROWS, k), dtype=np.int64)
+        out = np.empty((chunk, k), dtype=np.int32)
+        state = np.empty(1, dtype=np.int64)
+        remaining = limit
+        found = 0
+        for i, row in enumerate(prefixes):
+            m[:depth] = row
+            state[0] = NOT_STARTED
+            while state[0] != DONE:
+                cap = chunk if remaining is None else min(chunk, remaining)
+                try:
+                    got = search(P, depth, state, m, stk, out, cap, True, SLICE_STEPS)
+                except KeyboardInterrupt:
+                    budget.stop("interrupted")
+                    return
+                found += got
+                if got:
+                    yield out[:got].copy()
+                if remaining is not None:
+                    remaining -= got
+                    if remaining <= 0:
+                        return
+                if state[0] != DONE and not budget.keep_going(found, i, prefixes.shape[0]):
+                    return
+
+    @staticmethod
+    def _run(plan, limit, collect, budget, chunk=4096):
+        """The resumable sequential search, in slices; yields arrays (collect) or counts."""
+        P = plan_arrays(plan)
+        k = plan.k
+        state = np.full(1, NOT_STARTED, dtype=np.int64)
+        m = np.empty(k, dtype=np.int32)
+        stk = np.empty((STACK_ROWS, k), dtype=np.int64)
+        out = np.empty((chunk if collect else 1, k), dtype=np.int32)
+        remaining = limit
+        found = 0
+        while state[0] != DONE and (remaining is None or remaining > 0):
+            cap = chunk if collect else np.iinfo(np.int64).max
+            if remaining is not None:
+                cap = min(cap, remaining)
+            try:
+                got = search(P, 0, state, m, stk, out, cap, collect, SLICE_STEPS)
+            except KeyboardInterrupt:
+                budget.stop("interrupted")
+                return
+            found += got
+            if remaining is not None:
+                remaining -= got
+            if got:
+                yield out[:got].copy() if collect else got
+            roots = int(P[2][1] - P[2][0])
+            if state[0] != DONE and \
+                    not budget.keep_going(found, roots_done(P, state, stk), roots):
+                return

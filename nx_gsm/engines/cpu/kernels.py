@@ -1,0 +1,483 @@
+"""The CPU engine's search kernels: Numba-compiled backtracking over a MatchPlan.
+
+Shape (the enumeration stage of Sun & Luo's study, with RI/VF2++-style ordering from the planner):
+depth-first with an explicit stack (no recursion); the local candidates of depth ``d`` are drawn
+from the shortest candidate-space list (:mod:`nx_gsm.plan.space`) among the images of
+``order[d]``'s backward neighbours (or its filtered candidate list when it has none), and each is
+tested only for what that list does not imply (:func:`fits`). A count's last depth is counted,
+not walked. :func:`expand` and its relatives make the breadth-first levels that the parallel
+driver, Dask tasks and the GPU engines start from.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from ... import kernel_cache  # noqa: F401  (sets Numba's cache folder before @njit runs)
+
+NOT_STARTED = -2
+DONE = -1
+# rows of the per-depth stack array
+LO, HI, CUR, KIND, FS, FLG = 0, 1, 2, 3, 4, 5
+STACK_ROWS = 6
+# FLG bits: a match was found below this node / the node has at least one child
+_FOUND, _HAS_CHILD = 1, 2
+# candidates examined per slice of a sequential search (about 10-50 ms of work: the granularity
+# of deadlines, Ctrl-C and progress updates)
+SLICE_STEPS = 1 << 20
+
+
+@njit(cache=True, inline="always")
+def _find(indptr, indices, x, y):
+    lo = indptr[x]
+    hi = indptr[x + 1]
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        t = indices[mid]
+        if t < y:
+            lo = mid + 1
+        elif t > y:
+            hi = mid
+        else:
+            return mid
+    return -1
+
+
+@njit(cache=True, inline="always")
+def _mult_ok(have, need, mono):
+    return have >= need if mono else have == need
+
+
+@njit(cache=True)
+def consistent(P, d, v, m):
+    """Does v satisfy every constraint of pattern node order[d] except injectivity: its candidate
+    bit, and multiplicities (both ways), induced non-edges and edge labels towards m[:d]?"""
+    (order, cand_bits, _cp, _cf, chk_ptr, chk_j, chk_out, chk_in, chk_peo, chk_pei, _dp, _dj,
+     _ci, _ro, _sp, _sv, indptr, indices, emult, eclass, eok, flags, _a, _n0, _n1, _n2) = P
+    has_el, mono, directed = flags[0] != 0, flags[1] != 0, flags[2] != 0
+    u = order[d]
+    if (cand_bits[u, v >> 3] >> (v & 7)) & 1 == 0:
+        return False
+    for c in range(chk_ptr[d], chk_ptr[d + 1]):
+        x = m[chk_j[c]]
+        e = _find(indptr, indices, x, v)
+        need = chk_out[c]
+        if not _mult_ok(0 if e < 0 else emult[e], need, mono):
+            return False
+        if has_el and need > 0 and eok[chk_peo[c], eclass[e]] == 0:
+            return False
+        if directed:
+            e = _find(indptr, indices, v, x)
+            need = chk_in[c]
+            if not _mult_ok(0 if e < 0 else emult[e], need, mono):
+                return False
+            if has_el and need > 0 and eok[chk_pei[c], eclass[e]] == 0:
+                return False
+    return True
+
+
+@njit(cache=True, inline="always")
+def conflict(m, d, v):
+    """The depth already holding v, or -1."""
+    for j in range(d):
+        if m[j] == v:
+            return j
+    return -1
+
+
+@njit(cache=True, inline="always")
+def setup(P, d, m, stk):
+    """Point depth d's local candidates at the shortest candidate-space list of its drivers, or
+    at its whole candidate list when it has no backward neighbour."""
+    (order, _cb, cand_ptr, _cf, _c0, _c1, _c2, _c3, _c4, _c5, drv_ptr, drv_j, cidx, row_off,
+     sptr, _sv, _i0, _i1, _e, _ec, _eo, _f, _a, _n0, _n1, _n2) = P
+    stk[FS, d] = 0
+    stk[FLG, d] = 0
+    t0 = drv_ptr[d]
+    t1 = drv_ptr[d + 1]
+    if t0 == t1:
+        stk[KIND, d] = -1
+        stk[LO, d] = cand_ptr[d]
+        stk[HI, d] = cand_ptr[d + 1]
+    else:
+        for t in range(t0, t1):
+            j = drv_j[t]
+            r = row_off[t] + cidx[order[j], m[j]]
+            a = sptr[r]
+            b = sptr[r + 1]
+            if t == t0 or b - a < stk[HI, d] - stk[LO, d]:
+                stk[KIND, d] = t
+                stk[LO, d] = a
+                stk[HI, d] = b
+    stk[CUR, d] = stk[LO, d]
+
+
+@njit(cache=True, inline="always")
+def value(P, kd, i):
+    return P[3][i] if kd < 0 else P[15][i]
+
+
+@njit(cache=True, inline="always")
+def _in_sorted(val, lo, hi, v):
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        t = val[mid]
+        if t < v:
+            lo = mid + 1
+        elif t > v:
+            hi = mid
+        else:
+            return True
+    return False
+
+
+@njit(cache=True, inline="always")
+def fits(P, d, v, m, kd):
+    """:func:`consistent` for a v drawn from depth d's local list ``kd`` (driver slot ``kd``'s
+    candidate-space list, or the candidate list when ``kd < 0``), doing only the tests that
+    list does not imply.
+
+    A driver's list holds exactly the candidates of ``order[d]`` that ``m[j]`` reaches through
+    an edge fitting the pattern edge (direction, multiplicity, label: the space's ``edge_fits``
+    is :func:`consistent`'s test), so v passes every positive constraint once it is in every
+    other driver's list: a binary search of a list of a few candidates, where
+    :func:`consistent` searches a whole adjacency row per constraint. What no list implies are
+    the induced modes' forbidden edges (``neg``: a pattern pair, in one direction, without an
+    edge), tested in the adjacency rows."""
+    (order, _cb, _cp, _cf, _c0, _c1, _c2, _c3, _c4, _c5, drv_ptr, drv_j, cidx, row_off,
+     sptr, sval, indptr, indices, emult, _ec, _eo, _f, _a, neg_ptr, neg_j, neg_dir) = P
+    for t in range(drv_ptr[d], drv_ptr[d + 1]):
+        if t != kd:
+            j = drv_j[t]
+            r = row_off[t] + cidx[order[j], m[j]]
+            if not _in_sorted(sval, sptr[r], sptr[r + 1], v):
+                return False
+    for c in range(neg_ptr[d], neg_ptr[d + 1]):
+        x = m[neg_j[c]]
+        e = _find(indptr, indices, x, v) if neg_dir[c] == 0 else _find(indptr, indices, v, x)
+        if e >= 0 and emult[e] != 0:
+            return False
+    return True
+
+
+@njit(cache=True, inline="always")
+def _count_last(P, d, lo, hi, kd, m, stk, anc):
+    """The matches below ``m[:d]`` from the last depth's local list entries ``lo:hi``, with that
+    depth's failing-set bookkeeping set as the one-by-one loop of :func:`search` would: the
+    entries passing :func:`fits`, less those already used at an earlier depth j (each such
+    conflict adds ``anc[d] | anc[j]`` to the failing set)."""
+    drivers = P[10][d + 1] - P[10][d] - (1 if kd >= 0 else 0)
+    if drivers == 0 and P[23][d + 1] == P[23][d]:
+        got = hi - lo  # the list implies every test (a mono count's usual last depth)
+    else:
+        got = 0
+        for i in range(lo, hi):
+            if fits(P, d, value(P, kd, i), m, kd):
+                got += 1
+    vals = P[3] if kd < 0 else P[15]
+    for j in range(d):
+        v = m[j]
+        if _in_sorted(vals, lo, hi, v) and fits(P, d, v, m, kd):
+            got -= 1
+            stk[FS, d] |= anc[d] | anc[j]
+            stk[FLG, d] |= _HAS_CHILD
+    if got > 0:
+        stk[FLG, d] |= _FOUND | _HAS_CHILD
+    return got
+
+
+@njit(cache=True)
+def search(P, start, state, m, stk, out, cap, collect, max_steps):
+    """Resumable DFS below the fixed prefix ``m[:start]``, with DP-iso failing-set pruning.
+
+    Returns the number of rows written to ``out`` (collect) or of matches counted, stopping once
+    it reaches ``cap`` or has examined ``max_steps`` candidates; ``state[0]`` keeps the depth to
+    resume at, or DONE. ``stk`` holds per
+    depth the local-candidate range and cursor and the failing-set bookkeeping.
+
+    Failing sets (Han et al., DP-iso, SIGMOD 2019, section 5): the failing set F of a search node
+    is a set of pattern nodes (bits by depth) such that no extension of any partial match agreeing
+    with it on F succeeds. A conflict child (v already used at depth j) has F = anc(d) | anc(j),
+    a node with no candidates F = anc(d), an inner node the union of its children's; a child
+    whose F misses depth d proves every sibling fails too, so they are skipped.
+    """
+    k = P[0].size
+    anc = P[22]
+    prune = P[21][3] != 0
+    d = state[0]
+    if d == DONE:
+        return 0
+    if d == NOT_STARTED:
+        d = start
+        setup(P, d, m, stk)
+    found = 0
+    steps = 0
+    while True:
+        if steps >= max_steps:
+            state[0] = d
+            return found
+        steps += 1
+        if stk[CUR, d] >= stk[HI, d]:
+            flg = stk[FLG, d]
+            fs = stk[FS, d] if flg & _HAS_CHILD else anc[d]
+            d -= 1
+            if d < start:
+                break
+            if flg & _FOUND:
+                stk[FLG, d] |= _FOUND | _HAS_CHILD
+            elif prune and (fs >> d) & 1 == 0 and stk[FLG, d] & _FOUND == 0:
+                stk[FS, d] = fs
+                stk[FLG, d] = _HAS_CHILD
+                stk[CUR, d] = stk[HI, d]
+            else:
+                stk[FS, d] |= fs
+                stk[FLG, d] |= _HAS_CHILD
+            continue
+        i = stk[CUR, d]
+        kd = stk[KIND, d]
+        if d == k - 1 and not collect and found + stk[HI, d] - i < cap:
+            # a count's last depth: its matches are counted, never made one by one (Sun & Luo's
+            # study counts the last level's valid candidates the same way)
+            hi = stk[HI, d]
+            steps += hi - i
+            stk[CUR, d] = hi
+            found += _count_last(P, d, i, hi, kd, m, stk, anc)
+            continue
+        stk[CUR, d] = i + 1
+        v = value(P, kd, i)
+        if not fits(P, d, v, m, kd):
+            continue
+        j = conflict(m, d, v)
+        if j >= 0:
+            stk[FS, d] |= anc[d] | anc[j]
+            stk[FLG, d] |= _HAS_CHILD
+            continue
+        m[d] = v
+        if d == k - 1:
+            stk[FLG, d] |= _FOUND | _HAS_CHILD
+            if collect:
+                for t in range(k):
+                    out[found, t] = m[t]
+            found += 1
+            if found >= cap:
+                state[0] = d
+                return found
+            continue
+        d += 1
+        setup(P, d, m, stk)
+    state[0] = DONE
+    return found
+
+
+@njit(cache=True)
+def _children(P, prefix, depth, out, write):
+    """Count (and with ``write`` store into ``out``) the feasible extensions of one prefix."""
+    k = P[0].size
+    m = np.empty(k, dtype=np.int32)
+    stk = np.empty((STACK_ROWS, k), dtype=np.int64)
+    m[:depth] = prefix
+    setup(P, depth, m, stk)
+    n = 0
+    for i in range(stk[LO, depth], stk[HI, depth]):
+        v = value(P, stk[KIND, depth], i)
+        if consistent(P, depth, v, m) and conflict(m, depth, v) < 0:
+            if write:
+                out[n, :depth] = prefix
+                out[n, depth] = v
+            n += 1
+    return n
+
+
+@njit(cache=True, parallel=True)
+def expand(P, prefixes):
+    """One breadth-first level: every feasible extension of every prefix (two passes), e.g. the
+    prefix rows that :meth:`CpuEngine.count_from` and :meth:`CpuEngine.iter_from` take."""
+    t, depth = prefixes.shape
+    counts = np.zeros(t + 1, dtype=np.int64)
+    dummy = np.empty((1, depth + 1), dtype=np.int32)
+    for i in prange(t):
+        counts[i + 1] = _children(P, prefixes[i], depth, dummy, False)
+    offs = np.cumsum(counts)
+    out = np.empty((offs[-1], depth + 1), dtype=np.int32)
+    for i in prange(t):
+        _children(P, prefixes[i], depth, out[offs[i]:offs[i + 1]], True)
+    return out
+
+
+@njit(cache=True)
+def _block(P, prefixes, lo, hi, out, base, write, limit, work=None):
+    """The feasible extensions of prefix rows ``lo:hi``, in order: their number, or ``limit + 1``
+    as soon as there are more than ``limit``; with ``write`` stored from ``out[base]`` on. One
+    partial match and stack for the whole block: sharing :func:`_children`'s per-row setup
+    measured 1.7x slower here (2.8 -> 4.8 ms on yeast dense_16_4). ``work[0]`` (where given)
+    adds the candidates the rows' local sets hold."""
+    depth = prefixes.shape[1]
+    k = P[0].size
+    m = np.empty(k, dtype=np.int32)
+    stk = np.empty((STACK_ROWS, k), dtype=np.int64)
+    n = 0
+    for i in range(lo, hi):
+        m[:depth] = prefixes[i]
+        setup(P, depth, m, stk)
+        if work is not None:
+            work[0] += stk[HI, depth] - stk[LO, depth]
+        for c in range(stk[LO, depth], stk[HI, depth]):
+            v = value(P, stk[KIND, depth], c)
+            if conflict(m, depth, v) < 0 and consistent(P, depth, v, m):
+                if n == limit:
+                    return limit + 1
+                if write:
+                    out[base + n, :depth] = m[:depth]
+                    out[base + n, depth] = v
+                n += 1
+    return n
+
+
+@njit(cache=True)
+def expand_small(P, prefixes, cap, work=None):
+    """:func:`expand` in one thread and one pass for small frontiers, or None as soon as the
+    level holds more than ``cap`` rows. gmatch runs the first BFS levels of a search here while
+    they are small: on the host such a level takes microseconds, on the GPU about a millisecond
+    of launches and synchronisations whatever its size."""
+    t, depth = prefixes.shape
+    out = np.empty((cap, depth + 1), dtype=np.int32)
+    n = _block(P, prefixes, 0, t, out, 0, True, cap, work)
+    return None if n > cap else out[:n]
+
+
+@njit(cache=True, parallel=True)
+def _wide(P, prefixes, cap, blocks, slack, write):
+    """:func:`expand_wide`'s passes: ``(rows, fits, size)``; without ``write`` the level is
+    only counted (no rows)."""
+    t, depth = prefixes.shape
+    counts = np.zeros(blocks + 1, dtype=np.int64)
+    share = np.empty(blocks, dtype=np.int64)
+    for b in range(blocks):
+        rows = (b + 1) * t // blocks - b * t // blocks
+        share[b] = min(cap, 2 * cap * rows // max(t, 1) + slack)
+    dummy = np.empty((1, depth + 1), dtype=np.int32)
+    for b in prange(blocks):
+        counts[b + 1] = _block(P, prefixes, b * t // blocks, (b + 1) * t // blocks, dummy, 0,
+                               False, share[b])
+    if counts.sum() <= cap:
+        for b in prange(blocks):
+            if counts[b + 1] > share[b]:
+                counts[b + 1] = _block(P, prefixes, b * t // blocks, (b + 1) * t // blocks,
+                                       dummy, 0, False, cap)
+    offs = np.cumsum(counts)
+    fits = offs[-1] <= cap
+    out = np.empty((offs[-1] if fits and write else 0, depth + 1), dtype=np.int32)
+    if fits and write:  # (one return: Numba's parallel array analysis rejects an optional array)
+        for b in prange(blocks):
+            _block(P, prefixes, b * t // blocks, (b + 1) * t // blocks, out, offs[b], True,
+                   cap)
+    return out, fits, offs[-1]
+
+
+# rows a block of a wide level counts past twice its share of the cap (expand_wide)
+_SLACK = 64
+
+
+def expand_wide(P, prefixes, cap, blocks, slack=_SLACK):
+    """:func:`expand_small` over ``blocks`` contiguous blocks of rows at once (a count pass,
+    then each block writes at its offset: the same rows in the same order); returns ``(rows,
+    fits)``, ``fits`` False (and no rows) past ``cap`` rows. For levels of hundreds of rows and
+    more, where one thread was most of a narrow, deep search's time on the GPU's host (yeast
+    dense_16_5: 7.3 of 11.8 ms).
+
+    A level past ``cap`` is known without counting it all: each block first counts up to
+    twice its share of ``cap`` (by rows) plus ``slack``; past ``cap`` in all, the level does
+    not fit, and only the blocks that reached their share are counted on. A block counting up
+    to ``cap`` itself made an overflowing level cost every block's whole count (yeast
+    sparse_16_16: 28 ms of one thread's work on a 92,000-row level that gmatch's GPU then
+    expanded again)."""
+    out, fits, _ = _wide(P, prefixes, cap, blocks, slack, True)
+    return out, bool(fits)
+
+
+# frontier rows from which a host level is expanded by all threads (a parallel region costs
+# ~10-30 us; one thread ~0.3 us a row)
+WIDE_ROWS = 256
+
+
+@njit(cache=True)
+def narrow_levels(P, rows, cap, max_levels, wide_rows, prev, count_last, count_cap,
+                   work_cap):
+    """:func:`host_levels`' one-thread levels, while the frontier is under ``wide_rows`` rows:
+    ``(rows, levels, prev, stop, matches)``; ``stop`` is False only when it returns at a wide
+    frontier whose level is due (every bound checked). With ``count_last`` a narrow last level
+    is counted here (``matches``, else -1; at most ``count_cap``): one compiled call still does
+    a small search's every level (a second call from Python, ~20-40 us on the GPU machine's
+    host, was more than the last level of the smallest yeast 16-vertex counts). A positive
+    ``work_cap`` stops before a level once the levels so far examined that many candidates."""
+    k = P[0].size
+    levels = 0
+    work = np.zeros(1, dtype=np.int64)
+    while levels < max_levels and rows.shape[1] < k and 0 < rows.shape[0] < cap:
+        n = rows.shape[0]
+        last = count_last and rows.shape[1] == k - 1
+        if prev > 0 and n * n > 2 * (count_cap if last else cap) * prev:
+            return rows, levels, prev, True, -1
+        if work_cap > 0 and work[0] >= work_cap:
+            return rows, levels, prev, True, -1
+        if n >= wide_rows:
+            return rows, levels, prev, False, -1
+        if last:
+            c = _block(P, rows, 0, n, np.empty((1, k), dtype=np.int32), 0, False, count_cap)
+            if c > count_cap:
+                return rows, levels, prev, True, -1
+            return rows, levels + 1, prev, True, c
+        nxt = expand_small(P, rows, cap, work)
+        if nxt is None:
+            return rows, levels, prev, True, -1
+        prev = n
+        rows = nxt
+        levels += 1
+    return rows, levels, prev, True, -1
+
+
+def host_levels(P, rows, cap, max_levels, threads=1, wide_rows=WIDE_ROWS, count_last=False,
+                count_cap=None, work_cap=0):
+    """Up to ``max_levels`` levels from ``rows`` while they hold fewer than ``cap`` rows
+    (frontiers of ``wide_rows`` rows or more on ``threads`` threads); returns ``(rows,
+    levels)``. A level that the last growth factor puts past twice ``cap`` is not tried: a
+    try that overflows costs work for nothing (gmatch's GPU BFS then does that level). (Growth
+    is uneven -- yeast's dense_16_5 grows 8x, then 2x, then 0.5x --, so a tighter guess stops
+    levels that fit.) The narrow levels run in one compiled call; a wide one is called from
+    here, as Numba's parallel functions are launched from Python (called from another compiled
+    function, one crashed a process now and then here).
+
+    With ``count_last`` the search's last level, when it is due, is counted, not written (a
+    wide one by :func:`expand_wide`'s count pass alone: writing it was a second pass):
+    returns ``(rows, levels, matches)``, ``matches`` None unless that level was counted
+    (``rows`` are then the frontier it was counted from). ``count_cap`` (default ``cap``)
+    bounds that count instead of ``cap``: a counted level writes nothing, so it may be let
+    past the rows a written level is allowed. A positive ``work_cap`` ends the narrow levels
+    once they examined that many candidates (gmatch's fused counts: the device does a deep,
+    narrow search's remaining levels faster than one host thread)."""
+    k = P[0].size
+    count_cap = cap if count_cap is None else count_cap
+    if threads <= 1:
+        wide_rows = cap
+    levels, prev, last = 0, 0, None
+    while True:
+        rows, done, prev, stop, counted = narrow_levels(P, rows, cap, max_levels - levels,
+                                                         wide_rows, prev, count_last, count_cap,
+                                                         work_cap)
+        levels += done
+        if stop:
+            last = int(counted) if counted >= 0 else None
+            break
+        n = rows.shape[0]
+        blocks = max(1, min(n // 32, 8 * threads))
+        if count_last and rows.shape[1] == k - 1:
+            _, fits, size = _wide(P, rows, count_cap, blocks, _SLACK, False)
+            if fits:
+                last, levels = int(size), levels + 1
+            break
+        wide, fits = expand_wide(P, rows, cap, blocks)
+        if not fits:
+            break
+        prev, rows, levels = n, wide, levels + 1
+    return (rows, levels, last) if count_last else (rows, levels)
