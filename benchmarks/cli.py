@@ -26,7 +26,7 @@ from nx_gsm.interop.atomic import atomic_open
 
 from .report import markdown, summarize
 from .suites import PATTERNS, build_suite, suite_names
-from .tools import DEFAULT_ENGINES, DEFAULT_PEERS, PEERS, resolve_tool
+from .tools import DEFAULT_ENGINES, DEFAULT_PEERS, PEERS, Unavailable, resolve_tool
 
 PROTOCOLS = {"first100k": 100_000, "all": None}
 
@@ -107,12 +107,16 @@ def _list():
     mods = {"nx-vf2": "networkx", "rustworkx": "rustworkx", "rustworkx-id": "rustworkx",
             "igraph-lad": "igraph", "igraph-vf2": "igraph"}
     for name in PEERS:
+        tool = resolve_tool(name)
         try:
-            importlib.import_module(mods[name])
+            if name in mods:
+                importlib.import_module(mods[name])
+            else:
+                tool.check()
             ok = "installed"
-        except ImportError:
+        except (ImportError, Unavailable):
             ok = "NOT installed"
-        print(f"  {name:14s} {ok:14s} {resolve_tool(name).description}")
+        print(f"  {name:14s} {ok:14s} {tool.description}")
     print("engines: cpu, cpu<N> (CPU engine on N threads), and nx_gsm's GPU engines by name")
     try:
         from nx_gsm.engines import available_engines

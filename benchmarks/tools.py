@@ -17,11 +17,13 @@ A tool runs inside a worker subprocess (:mod:`benchmarks.worker`) and goes throu
 ``prepare(H)``
     convert the pattern (untimed);
 ``count(q, limit=, induced=, deadline=)``
-    the timed call. ``deadline`` is a ``time.perf_counter()`` value: tools that can notice time
+    the timed call; a tool that times itself (a native peer reporting its own run time, not its
+    process start and graph loading) returns ``(count, seconds)``. ``deadline`` is a ``time.perf_counter()`` value: tools that can notice time
     passing (between yielded matches) raise :class:`ToolTimeout` past it. Nothing can interrupt a
     long gap inside native code, so the parent process also kills the worker at the timeout.
 
-Name resolution (:func:`resolve_tool`): the peers below by name (``nx-vf2``, ``rustworkx``,
+Name resolution (:func:`resolve_tool`): the peers below by name (``sunluo-cpp``, Sun & Luo's
+C++ study code, :mod:`benchmarks.sunluo`; ``nx-vf2``, ``rustworkx``,
 ``rustworkx-id``, ``igraph-lad``, ``igraph-vf2``); ``module:Class`` imports a plug-in class (its
 ``name``, ``kind`` and methods as here); anything else is one of our engines: ``cpu``, ``cpu<N>``
 (the CPU engine on N Numba threads, e.g. ``cpu1``), or any engine name nx_gsm knows (``gmatch``,
@@ -413,14 +415,21 @@ class NxGsmEngine(Tool):
                 "nx_gsm_version": getattr(self.api, "__version__", None)}
 
 
+def _sunluo():
+    from .sunluo import SunLuoCpp
+
+    return SunLuoCpp()
+
+
 PEERS = {
+    "sunluo-cpp": _sunluo,
     "nx-vf2": NxVF2,
     "rustworkx": lambda: Rustworkx(id_order=False),
     "rustworkx-id": lambda: Rustworkx(id_order=True),
     "igraph-lad": IgraphLAD,
     "igraph-vf2": IgraphVF2,
 }
-DEFAULT_PEERS = ("nx-vf2", "rustworkx", "igraph-lad", "igraph-vf2")
+DEFAULT_PEERS = ("sunluo-cpp", "nx-vf2", "rustworkx", "igraph-lad", "igraph-vf2")
 DEFAULT_ENGINES = ("cpu", "cpu1")
 
 

@@ -126,6 +126,8 @@ def _timed(tool, q, limit, induced, timeout):
     try:
         n = tool.count(q, limit=limit, induced=induced, deadline=t0 + timeout)
         dt = time.perf_counter() - t0
+        if isinstance(n, tuple):  # a tool timing itself (Tool.count)
+            n, dt = n
     except ToolTimeout:
         return ("timeout", time.perf_counter() - t0, None, [])
     except MemoryError:

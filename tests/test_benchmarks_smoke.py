@@ -238,3 +238,22 @@ def test_run_figures_needs_a_record(capsys):
     with pytest.raises(SystemExit) as exc:
         main(["run", "--suite", "tiny", "--figures", "somewhere"])
     assert exc.value.code == 2 and "--figures needs --out" in capsys.readouterr().err
+
+
+def test_sunluo_peer_writes_graph_files_and_says_when_missing(tmp_path, monkeypatch):
+    """The study-code peer's input files and its absence (its binary is never in the repo)."""
+    import networkx as nx
+
+    from benchmarks.sunluo import SunLuoCpp, write_graph_file
+    from benchmarks.tools import Unavailable
+
+    G = nx.Graph([(0, 1), (1, 2)])
+    nx.set_node_attributes(G, {0: "a", 1: "b", 2: "a"}, "label")
+    ids = {}
+    write_graph_file(G, tmp_path / "g.graph", "label", ids)
+    assert (tmp_path / "g.graph").read_text().split("\n") == [
+        "t 3 2", "v 0 0 1", "v 1 1 2", "v 2 0 1", "e 0 1", "e 1 2", ""]
+    assert ids == {"a": 0, "b": 1}
+    monkeypatch.setenv("NX_GSM_SUNLUO_BIN", str(tmp_path / "missing"))
+    with pytest.raises(Unavailable, match="peer not available"):
+        SunLuoCpp().check()
