@@ -18,7 +18,7 @@ from .batch import (Batch, BatchError, BatchResult, EdgeIndex, MatchList, NotPla
 from .inputs import (check_node, distinct_pairs, edge_rows, is_frame, node_frame, plain_side,
                      row_ends)
 from .regions import Regions
-from .values import NOKEY, datum, edit_plain, mult, out_adj, same, same_node
+from .values import NOKEY, datum, degrees, edit_plain, mult, out_adj, same, same_node
 
 __all__ = ["IncrementalMatcher"]
 
@@ -156,6 +156,7 @@ class IncrementalMatcher:
             for b, _ in out_adj(H)[a].items():
                 self._hmult[a, b] = mult(H, a, b)
         self._hloops = {a: self._hmult.get((a, a), 0) for a in keys}
+        self._hdeg = {a: degrees(H, a) for a in keys}
         self._mono_pairs = [(a, b) for (a, b) in self._hmult if not same_node(a, b)]
         self._all_pairs = [(a, b) for a in keys for b in keys if a is not b]
         if self.induced:
@@ -681,7 +682,15 @@ class IncrementalMatcher:
         key = (x, a)
         r = cache.get(key)
         if r is None:
-            r = cache[key] = bool(self.node_match(S._node[x], self._H._node[a]))
+            try:
+                r = bool(self.node_match(S._node[x], self._H._node[a]))
+            except Exception:  # noqa: BLE001 -- not swallowed: the anchored plan asks again
+                # this is a prune before any structural check of the whole pattern; the plan
+                # of the anchor asks about the pair again exactly when the structural checks
+                # let it through (docs/semantics.md), and what the callable raises then
+                # reaches the caller, as in a full search
+                r = True
+            cache[key] = r
         return r
 
     def _mult_ok(self, have, need):
@@ -700,7 +709,11 @@ class IncrementalMatcher:
                 out.append(anc)
 
         def loop_ok(x, a):
-            return self._mult_ok(mult(S, x, x), hl[a]) and self._node_ok(S, x, a, cache)
+            # structure before node_match: it is asked only about pairs that pass the degree
+            # and self-loop checks (docs/semantics.md), as in a full search
+            (o, i), (ho, hi) = degrees(S, x), self._hdeg[a]
+            return self._mult_ok(mult(S, x, x), hl[a]) and o >= ho and i >= hi and \
+                self._node_ok(S, x, a, cache)
 
         for x, y in changed:
             if x not in S or y not in S:

@@ -7,7 +7,7 @@ import networkx as nx
 
 from ..plan.labels import indistinguishable
 
-__all__ = ["NOKEY", "out_adj", "datum", "mult", "same_node", "datum_mult", "edit_plain", "remove_edge",
+__all__ = ["NOKEY", "out_adj", "datum", "mult", "same_node", "degrees", "datum_mult", "edit_plain", "remove_edge",
            "same"]
 
 
@@ -36,6 +36,14 @@ def same_node(a, b):
     identity, then ``==``): ``==`` alone is elementwise for a numpy scalar beside a tuple and
     False for NaN."""
     return a is b or len({a, b}) == 1
+
+
+def degrees(G, x):
+    """``x``'s distinct out- and in-neighbours other than itself (undirected: neighbours, 0)."""
+    out = len(out_adj(G)[x]) - (x in out_adj(G)[x])
+    if not G.is_directed():
+        return out, 0
+    return out, len(G._pred[x]) - (x in G._pred[x])
 
 
 def datum_mult(d, multi):
