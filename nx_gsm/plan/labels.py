@@ -335,9 +335,14 @@ def value_table(values_G, values_H):
     """Equality compatibility of plain label values (VF2++'s ``node_label``); TypeError if a
     value is unhashable, as in NetworkX."""
     ids, dcls, _ = _key_classes(list(values_G), None, None)
+    # VF2++ groups the pattern's labels by themselves (in node order) before it looks each
+    # group up among the data graph's, so two of them that cannot be compared raise as there
+    groups = dict.fromkeys(values_H)
+    for v in groups:
+        groups[v] = ids.get(v)
     ok = np.zeros((len(values_H), max(len(ids), 1)), dtype=bool)
     for p, v in enumerate(values_H):
-        c = ids.get(v)
+        c = groups[v]
         if c is not None:
             ok[p, c] = True
     return dcls, ok
