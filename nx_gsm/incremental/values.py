@@ -7,8 +7,8 @@ import networkx as nx
 
 from ..plan.labels import indistinguishable
 
-__all__ = ["NOKEY", "out_adj", "datum", "mult", "same_node", "degrees", "datum_mult", "edit_plain", "remove_edge",
-           "same"]
+__all__ = ["NOKEY", "out_adj", "datum", "mult", "same_node", "degrees", "datum_mult", "edit_plain",
+           "remove_edge", "same"]
 
 
 NOKEY = object()  # "no key given" for multigraph rows
