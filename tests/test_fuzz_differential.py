@@ -51,6 +51,48 @@ def test_the_harness_sees_a_wrong_answer():
     assert fuzz._differ(fuzz._Raised(KeyError("a")), fuzz._Raised(TypeError("b"))) is not None
 
 
+def test_only_the_documented_divergence_is_set_apart():
+    # nx_gsm alone raising what the fuzz's own callables raise (directly, or chained as the
+    # cause) is the documented divergence; a plain KeyError, or a NetworkX helper raising on no
+    # structurally possible pair, stays a difference
+    case = fuzz.make_case(SEED, 0)
+    pairs = lambda: ([], [])  # noqa: E731
+    own = fuzz.FuzzCallableError("boom")
+    chained = RuntimeError("wrapped")
+    chained.__cause__ = own
+    for exc in (own, chained):
+        assert fuzz._documented_divergence(3, fuzz._Raised(exc), case, pairs) is not None
+    assert fuzz._documented_divergence(3, fuzz._Raised(KeyError("a")), case, pairs) is None
+    # VF2 raising too is not this rule's business (both-raise agreement is _differ's)
+    assert fuzz._documented_divergence(fuzz._Raised(own), fuzz._Raised(own), case, pairs) is None
+    # the fuzz's callables raise nothing but FuzzCallableError, with the original as cause
+    with pytest.raises(fuzz.FuzzCallableError) as info:
+        fuzz.nm_missing({}, {"a": 1})
+    assert isinstance(info.value.__cause__, KeyError)
+
+
+def test_helper_exception_on_a_structurally_possible_pair_is_documented():
+    import networkx as nx
+    import numpy as np
+
+    # categorical_node_match on array values raises NumPy's ValueError under bool(); the
+    # pattern node (degree 1) fits data nodes 0 and 1 of a path, not a lone node
+    case = fuzz.make_case(SEED, 0)
+    case.node_match, case.edge_match, case.mode = "categorical", "none", "mono"
+    case.G = nx.Graph([(0, 1)])
+    case.G.add_node(2)
+    case.H = nx.Graph([("a", "b")])
+    for X in (case.G, case.H):
+        nx.set_node_attributes(X, {u: np.array([1, 2]) for u in X}, "a")
+    got = fuzz._Raised(ValueError("The truth value of an array ... is ambiguous"))
+    nodes, edges = fuzz._possible_pairs(case)
+    assert len(nodes) == 4 and len(edges) == 2
+    assert fuzz._documented_divergence(2, got, case, lambda: (nodes, edges)) is not None
+    assert fuzz._documented_divergence(2, got, case, lambda: ([], [])) is None
+    assert fuzz._documented_divergence(2, fuzz._Raised(TypeError("x")), case,
+                                       lambda: (nodes, edges)) is None
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("block", range(4))
 def test_long_fuzz_run_agrees_with_vf2(block):
