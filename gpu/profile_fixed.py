@@ -84,7 +84,8 @@ def profile_pieces(G, base, reps):
     from numba import cuda
     from nx_gsm.api import prepare
     from nx_gsm.engines.gpu import gmatch as gm
-    from nx_gsm.engines.gpu.common import DevPlan, PlanSlots, quiet
+    from nx_gsm.engines.gpu.common import quiet
+    from nx_gsm.engines.gpu.residency import DevPlan, PlanSlots
     import cupy as cp
 
     @cuda.jit

@@ -177,7 +177,7 @@ def bfs_level_cases(rnd, nm):
 
     from nx_gsm.engines import cpu
     from nx_gsm.engines.gpu import gmatch as gm
-    from nx_gsm.engines.gpu.common import DevPlan
+    from nx_gsm.engines.gpu.residency import DevPlan
     from nx_gsm.plan.space import build_space
 
     grid, rows_cap = gm._level_grid, gm.LEVEL_ROWS
@@ -230,7 +230,7 @@ def bfs_chain_cases(rnd):
 
     from nx_gsm.engines import cpu
     from nx_gsm.engines.gpu import gmatch as gm
-    from nx_gsm.engines.gpu.common import DevPlan
+    from nx_gsm.engines.gpu.residency import DevPlan
     from nx_gsm.plan.space import build_space
 
     rows_cap = gm.LEVEL_ROWS
@@ -274,13 +274,13 @@ def bfs_chain_cases(rnd):
 
 def kept_plan_cases(rnd, nm):
     """One engine, many plans: each search's arrays go to the engine's kept slots
-    (``common.PlanSlots``) and kept buffers, laid out again only when a plan outgrows them; a
+    (``residency.PlanSlots``) and kept buffers, laid out again only when a plan outgrows them; a
     plan made while an unfinished iterator holds the slots gets arrays of its own. Every count
     and every iterated row set equals the CPU engine's."""
     import numpy as np
 
     from nx_gsm.engines.gpu import clear_device_caches
-    from nx_gsm.engines.gpu.common import DevPlan
+    from nx_gsm.engines.gpu.residency import DevPlan
 
     clear_device_caches()  # the slots are the thread's: start them here
     eng = GMatchEngine(blocks=1, host_rows=0, pool_target=2, out_capacity=4, steal=False)

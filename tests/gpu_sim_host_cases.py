@@ -1,5 +1,5 @@
 """Host-side bookkeeping of the GPU engines under Numba's CUDA simulator (run by
-test_gpu_host_glue.py in a subprocess): the kept plan slots (``common.PlanSlots``) hold every
+test_gpu_host_glue.py in a subprocess): the kept plan slots (``residency.PlanSlots``) hold every
 plan array as given, through growth, row-width changes and back; gmatch's memory budget follows
 its override and ``nx.config`` at once while reusing the free-memory read. Prints ``SIM OK``."""
 
@@ -11,7 +11,7 @@ assert os.environ.get("NUMBA_ENABLE_CUDASIM") == "1", "run with NUMBA_ENABLE_CUD
 import networkx as nx  # noqa: E402
 import numpy as np  # noqa: E402
 
-from nx_gsm.engines.gpu import common, device  # noqa: E402
+from nx_gsm.engines.gpu import common, device, residency  # noqa: E402
 from nx_gsm.engines.gpu.gmatch import GMatchEngine  # noqa: E402
 
 
@@ -26,7 +26,7 @@ class Owner:
 
 def slots_round_trip():
     rng = np.random.default_rng(7)
-    slots = common.PlanSlots(np)
+    slots = residency.PlanSlots(np)
     shapes = [((5,), np.int32), ((3, 4), np.uint8), ((9,), np.int64), ((2, 7), np.int32)]
     for step in range(12):
         # grow, shrink and change the 2-D arrays' row widths between searches

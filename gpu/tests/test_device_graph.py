@@ -70,7 +70,7 @@ def test_device_graph_matches_vf2(no_host_copy, directed, induced):
 
 
 def test_device_graph_kernels_read_the_callers_buffers(no_host_copy):
-    from nx_gsm.engines.gpu.common import graph_to_device
+    from nx_gsm.engines.gpu.residency import graph_to_device
     from nx_gsm.engines.gpu.device import array_module
 
     G = nx.gnp_random_graph(50, 0.1, seed=2)

@@ -491,7 +491,7 @@ class _Prefetch:
             self._pinned.append(mem)  # host pages must outlive the asynchronous copy
             return d
 
-        from .gpu.common import kernel_adjacency
+        from .gpu.residency import kernel_adjacency
 
         self._arrs = kernel_adjacency(G, up)  # wrapped for the kernels once the copies are done
         self.end = self.stream.record()

@@ -143,16 +143,16 @@ class Recovery:
     def _graph_arrays(self, G):
         """``G``'s adjacency on the device, uploaded once per data graph and thread (kept in
         ``_gcache``, shared by the thread's GPU engines)."""
-        from .common import cached_graph_arrays
+        from .residency import cached_graph_arrays
 
         arrs, self._gcache = cached_graph_arrays(self._gcache, G, self.xp,
                                                  _forget_graph(_PER_THREAD.caches))
         return arrs
 
     def _adjacency(self, G):
-        """``G``'s adjacency bitmap on the device (``common.device_adjacency``), or None where
+        """``G``'s adjacency bitmap on the device (``residency.device_adjacency``), or None where
         it has none; made once per data graph and thread, like :meth:`_graph_arrays`."""
-        from .common import device_adjacency
+        from .residency import device_adjacency
         from .device import memory_budget
 
         got = self._acache
@@ -166,7 +166,7 @@ class Recovery:
         return adj
 
     def adopt_graph(self, G, arrays):
-        """Take ``arrays`` (kernel-ready, as ``common.graph_to_device`` makes them) as ``G``'s
+        """Take ``arrays`` (kernel-ready, as ``residency.graph_to_device`` makes them) as ``G``'s
         device adjacency: the partitioned engine uploads the next part while one is searched."""
         self._gcache = (weakref.ref(G, _forget_graph(_PER_THREAD.caches)), tuple(arrays))
 

@@ -62,10 +62,10 @@ from ..cpu import (check_chunk, check_prefixes, count_probe, host_levels, plan_a
                    trivial_answer, trivial_rows)
 from ..catalog import capabilities_of
 from . import faults
-from .common import (DevPlan, Launches, PlanSlots, ballot, cand_at, dup_ok, exact_sum,
-                     feasible_from, to_host, host_copy, kernel_array, local_cands, pause, pow2,
-                     quiet, sim_reset, wsync)
+from .common import (Launches, ballot, cand_at, dup_ok, exact_sum, feasible_from, to_host,
+                     host_copy, kernel_array, local_cands, pause, pow2, quiet, sim_reset, wsync)
 from .device import array_module, device_info, free_and_total, is_simulator, memory_budget
+from .residency import DevPlan, PlanSlots
 
 __all__ = ["GMatchEngine", "KMAX_LIMIT", "kernel_resources"]
 
@@ -1014,7 +1014,7 @@ class GMatchEngine(faults.Recovery):
     # per thread, shared by the thread's gmatch engines (faults.thread_cache)
     _qbufs = faults.thread_cache("gmatch_ring")  # the donation ring (_queue)
     _kept = faults.thread_cache("gmatch_launches")  # kept launches (common.Launches)
-    _slots = faults.thread_cache("gmatch_plan")  # kept plan arrays (common.PlanSlots)
+    _slots = faults.thread_cache("gmatch_plan")  # kept plan arrays (residency.PlanSlots)
     _bufs = faults.thread_cache("gmatch_buffers")  # kept small device arrays (_buf)
     _pinned = faults.thread_cache("gmatch_staging")  # the fused search's pinned buffers (_stage)
     _waits = faults.thread_cache("gmatch_wait")  # _wait's event and side stream

@@ -55,11 +55,12 @@ from ..base import UNLIMITED, PartialCount
 from ..cpu import check_chunk, trivial_answer, trivial_rows
 from ..catalog import capabilities_of
 from . import faults
-from .common import DevPlan, ballot, feasible, to_host, quiet, sim_reset, wsync
+from .common import ballot, feasible, to_host, quiet, sim_reset, wsync
 from .device import array_module, device_info, is_simulator, memory_budget
 from .formats import PCSR
 from .gmatch import KMAX_LIMIT as DFS_KMAX_LIMIT
 from .gmatch import GMatchEngine
+from .residency import DevPlan
 
 __all__ = ["GsiEngine", "KMAX_LIMIT", "choose_tiers"]
 
