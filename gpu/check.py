@@ -57,6 +57,7 @@ import math
 import multiprocessing as mp
 import os
 import platform
+import re
 import statistics
 import subprocess
 import sys
@@ -266,8 +267,10 @@ def _test_jobs(gamma_cases, gamma_jobs):
     """``(name, pytest targets, extra env)`` per process of the tests phase: one per card test
     file, GAMMA's random cases (``max(20, gamma_jobs)`` parametrized blocks) dealt over
     ``gamma_jobs`` processes, since VF2 on every batch keeps one process busy for minutes."""
+    # the simulator and slow-marked files (pytestmark = pytest.mark.sim / .slow) are CI's
     files = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "tests").glob("test_gpu_*.py")
-                   if not p.name.endswith("_sim.py"))  # the simulator test is CI's
+                   if not re.search(r"^pytestmark = pytest\.mark\.(sim|slow)", p.read_text(),
+                                    re.M))
     files += sorted(str(p.relative_to(ROOT)) for p in (ROOT / "gpu" / "tests").glob("test_*.py"))
     jobs = []
     env = {"GAMMA_CASES": str(gamma_cases)}
@@ -869,9 +872,9 @@ def main(argv=None):
         import cupy
 
         rec["versions"]["cupy"] = cupy.__version__
-        import numba.cuda as nc
+        from importlib.metadata import version
 
-        rec["versions"]["numba_cuda"] = getattr(nc, "__version__", None)
+        rec["versions"]["numba_cuda"] = version("numba-cuda")
         rec["versions"]["cuda_runtime"] = cupy.cuda.runtime.runtimeGetVersion()
         rec["versions"]["driver"] = cupy.cuda.runtime.driverGetVersion()
     except Exception:  # noqa: BLE001
