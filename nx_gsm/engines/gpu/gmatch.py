@@ -1628,6 +1628,9 @@ class GMatchEngine(faults.Recovery):
         out-of-memory is retried once with half the memory budget, then (or for any other fault)
         the CPU engine counts the whole search; ``last_stats["recovered"]`` says which.
         """
+        limit, known = trivial_answer(plan, limit)
+        if known is not None:
+            return known
         return self._count_recovering(self._count, plan, limit, budget)
 
     def _count(self, plan, limit, budget):
@@ -1669,8 +1672,9 @@ class GMatchEngine(faults.Recovery):
         """
         xp = self.xp
         self._faults = []
-        if plan.empty or (limit is not None and limit <= 0):
-            return xp.zeros((0, plan.k), dtype=np.int32)
+        limit, known = trivial_answer(plan, limit)
+        if known is not None:
+            return xp.zeros((known, plan.k), dtype=np.int32)
         if plan.k > KMAX_LIMIT:
             return None
         try:
@@ -1717,7 +1721,9 @@ class GMatchEngine(faults.Recovery):
         ``last_stats["t_upload"]`` is the time spent uploading the graph (if not cached), the
         plan, ``cut_part`` and the rows.
         """
-        if plan.empty or (limit is not None and limit <= 0):
+        rows = self._checked_rows(plan, rows)
+        limit, _ = trivial_answer(plan, limit)
+        if plan.empty or limit == 0:
             return 0
         fb = self._fallback(plan)
         if fb is not None:
@@ -1734,7 +1740,10 @@ class GMatchEngine(faults.Recovery):
         most ``limit``. With ``cut_part`` a device fault reaches the caller (as from
         :meth:`count_from`) instead of being finished on the CPU engine, which has no DUPREMOVE:
         the caller recovers and redoes the rows."""
-        if plan.empty or (limit is not None and limit <= 0):
+        rows = self._checked_rows(plan, rows)
+        chunk = check_chunk(chunk)
+        limit, _ = trivial_answer(plan, limit)
+        if plan.empty or limit == 0:
             return
         fb = self._fallback(plan)
         if fb is not None:
@@ -1744,6 +1753,21 @@ class GMatchEngine(faults.Recovery):
         t0 = time.perf_counter()
         dp = self._dev_plan(plan, cut_part)
         yield from self._iter_from(dp, plan, rows, chunk, limit, budget, t0=t0)
+
+    def _checked_rows(self, plan, rows):
+        """``rows`` checked as far as memory safety needs before any kernel indexes by them:
+        ``(n, L)`` integers with ``1 <= L <= k`` and data node ids in range (a host array
+        becomes int32 here; a device array is checked where it lies)."""
+        if isinstance(rows, np.ndarray) or not hasattr(rows, "__cuda_array_interface__"):
+            rows = check_prefixes(plan, rows)
+        elif rows.ndim == 2 and rows.dtype.kind in "iu" and rows.size and (
+                int(rows.min()) < 0 or int(rows.max()) >= plan.G.n):
+            raise ValueError(f"partial matches hold data node ids outside 0..{plan.G.n - 1}")
+        if rows.ndim != 2 or not 1 <= rows.shape[1] <= plan.k or rows.dtype.kind not in "iu":
+            raise ValueError(f"partial matches must be an integer array of shape (n, L) with "
+                             f"1 <= L <= {plan.k}; got shape {tuple(rows.shape)} of "
+                             f"{rows.dtype}")
+        return rows
 
     @staticmethod
     def _no_filter_on_cpu(cut_part):
@@ -1845,6 +1869,10 @@ class GMatchEngine(faults.Recovery):
         partial matches not yet emitted are finished by the CPU engine (``_collect_batches``),
         so every match is still produced exactly once.
         """
+        chunk = check_chunk(chunk)
+        limit, known = trivial_answer(plan, limit)
+        if known is not None:
+            return iter([trivial_rows(known)] if known else [])
         self._plan = plan
         return self._iter_recovering(self._iter, plan, chunk, limit, budget, hold=False)
 

@@ -891,6 +891,9 @@ class GsiEngine(faults.Recovery):
         A device fault is retried once with half the memory budget (out-of-memory only), then
         counted on the CPU engine; ``last_stats["recovered"]`` says which
         (:class:`~.faults.Recovery`)."""
+        limit, known = trivial_answer(plan, limit)
+        if known is not None:
+            return known
         return self._count_recovering(self._count, plan, limit, budget)
 
     def _count(self, plan, limit, budget):
@@ -911,6 +914,10 @@ class GsiEngine(faults.Recovery):
         half-budget retry or the CPU engine redoes the search from nothing, each match once.
         Outputs too large to hold belong to gmatch, which streams (``engine="auto"`` sends gsi
         only searches whose output fits a share of the device budget)."""
+        chunk = check_chunk(chunk)
+        limit, known = trivial_answer(plan, limit)
+        if known is not None:
+            return iter([trivial_rows(known)] if known else [])
         return self._iter_recovering(self._iter, plan, chunk, limit, budget, hold=True)
 
     def _iter(self, plan, chunk, limit, budget):
