@@ -136,9 +136,14 @@ def main(argv=None):
             record["warmup_after_demo_s"] = round(wall, 1)
             print(f"nx-gsm warmup after the demo: {wall:.1f} s", flush=True)
     record["machine"]["load_after"] = os.getloadavg()
+    # imported here, after the measurements: the parent's import never warms what they time
+    from nx_gsm.interop.atomic import atomic_open
+
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+    with atomic_open(out, "w", encoding="utf-8") as fh:  # a failed write keeps the last record
+        json.dump(record, fh, indent=1)
+        fh.write("\n")
     print(f"wrote {out.name}")
     return 0
 
