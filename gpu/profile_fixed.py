@@ -84,6 +84,7 @@ def profile_pieces(G, base, reps):
     from numba import cuda
     from nx_gsm.api import prepare
     from nx_gsm.engines.gpu import gmatch as gm
+    from nx_gsm.engines.gpu.gmatch import config, kernels
     from nx_gsm.engines.gpu.common import quiet
     from nx_gsm.engines.gpu.residency import DevPlan, PlanSlots
     import cupy as cp
@@ -127,17 +128,17 @@ def profile_pieces(G, base, reps):
     slots = PlanSlots(cp)  # the kept slots: one copy, no wraps
     out["devplan_slots"] = launches(lambda: DevPlan(plan, cp, garrs, slots=slots), 20)
     dp = DevPlan(plan, cp, garrs)
-    KMAX, W = gm._bucket(dp.k)
-    kern = gm._dfs_kernel(KMAX, W, dp.wide)
+    KMAX, W = kernels.bucket(dp.k)
+    kern = kernels.dfs_kernel(KMAX, W, dp.wide)
     blocks = eng._grid(kern, W)
     qc = eng.queue_capacity
     pool = cp.zeros(1, dtype=np.int32)  # one flat row of one entry
 
     def bufs(wrap):
-        a = [pool, 1, 0, cp.zeros(gm.N_CTL, dtype=np.int64),
+        a = [pool, 1, 0, cp.zeros(config.N_CTL, dtype=np.int64),
              cp.zeros((qc, KMAX), dtype=np.int32), cp.zeros(qc, dtype=np.int32),
              cp.zeros(qc, dtype=np.int64), cp.zeros(qc, dtype=np.int64), qc,
-             cp.zeros(1, dtype=np.int64), 0, gm._INF, cp.zeros((1, dp.k), dtype=np.int32), 0, 1]
+             cp.zeros(1, dtype=np.int64), 0, config.INF, cp.zeros((1, dp.k), dtype=np.int32), 0, 1]
         return [cuda.as_cuda_array(v) if wrap and hasattr(v, "__cuda_array_interface__") else v
                 for v in a]
 

@@ -176,11 +176,11 @@ def bfs_level_cases(rnd, nm):
     import numpy as np
 
     from nx_gsm.engines import cpu
-    from nx_gsm.engines.gpu import gmatch as gm
+    from nx_gsm.engines.gpu.gmatch import host as gm  # (it reads LEVEL_ROWS, level_grid)
     from nx_gsm.engines.gpu.residency import DevPlan
     from nx_gsm.plan.space import build_space
 
-    grid, rows_cap = gm._level_grid, gm.LEVEL_ROWS
+    grid, rows_cap = gm.level_grid, gm.LEVEL_ROWS
     for i, cls in enumerate([nx.Graph, nx.DiGraph, nx.MultiGraph, nx.MultiDiGraph]):
         G = rand_graph(rnd, cls, 10, 0.6, loops=i % 2 == 1, n_labels=2, n_elabels=2)
         # a piece of G, so that it occurs (a random multigraph pattern rarely does)
@@ -196,12 +196,12 @@ def bfs_level_cases(rnd, nm):
             for L in range(1, min(plan.k, 4)):
                 want = cpu.expand(P, rows)
                 for g, level_rows in ((1, rows_cap), (3, rows_cap), (1, 2)):
-                    gm._level_grid = lambda n, g=g: (g, 1)
+                    gm.level_grid = lambda n, g=g: (g, 1)
                     gm.LEVEL_ROWS = level_rows
                     try:
                         got = eng._expand(dp, np.ascontiguousarray(rows), L)
                     finally:
-                        gm._level_grid, gm.LEVEL_ROWS = grid, rows_cap
+                        gm.level_grid, gm.LEVEL_ROWS = grid, rows_cap
                     ok = got is not None and got.shape == want.shape and \
                         set(map(tuple, np.asarray(got).tolist())) == \
                         set(map(tuple, want.tolist()))
@@ -229,7 +229,7 @@ def bfs_chain_cases(rnd):
     import numpy as np
 
     from nx_gsm.engines import cpu
-    from nx_gsm.engines.gpu import gmatch as gm
+    from nx_gsm.engines.gpu.gmatch import host as gm  # (it reads LEVEL_ROWS)
     from nx_gsm.engines.gpu.residency import DevPlan
     from nx_gsm.plan.space import build_space
 
@@ -382,7 +382,7 @@ def space_choice_cases():
     it already), or past an eighth of the memory budget (``space_visits``: tests/test_plan.py)."""
     import numpy as np
 
-    from nx_gsm.engines.gpu import gmatch as gm
+    from nx_gsm.engines.gpu.gmatch import engine as gm  # (it reads SPACE_VISITS)
     from nx_gsm.plan.space import build_space, space_visits
 
     def fresh(G, H):
@@ -425,21 +425,21 @@ def fused_cases(nm):
     start from the level before (from the roots, and from the first level), levels up to
     depth k - 1, a limit, the four graph classes in both modes against the chained path
     (``fused=False``), and an empty level."""
-    from nx_gsm.engines.gpu import gmatch as gm
+    from nx_gsm.engines.gpu.gmatch import engine, host  # (they read the constants patched)
 
     G = nx.complete_graph(8)
     H = nx.path_graph(4)
     plan, _, _ = prepare(G, H, "mono")
     want = 8 * 7 * 6 * 5
-    keep = gm.FUSED_BUF_INTS
+    keep = host.FUSED_BUF_INTS
     # 8 roots -> 56 rows of 2 (112 ints, the next level from int 128) -> 336 rows of 3
     for buf, depth in ((64, 1), (600, 2), (1 << 16, 3)):
-        gm.FUSED_BUF_INTS = buf
+        host.FUSED_BUF_INTS = buf
         try:
             eng = GMatchEngine(blocks=1, host_rows=0, pool_target=1 << 20, steal=False)
             got = eng.count(plan)
         finally:
-            gm.FUSED_BUF_INTS = keep
+            host.FUSED_BUF_INTS = keep
         st = eng.last_stats
         over = depth < plan.k - 1
         if got != want or not st.get("fused") or st["pool_depth"] != depth or \
@@ -460,12 +460,12 @@ def fused_cases(nm):
     plan1, _, _ = prepare(G1, H1, "mono", node_label="label")
     want1 = CpuEngine().count(plan1)
     for buf in (64, 1 << 16):
-        gm.FUSED_BUF_INTS = buf
+        host.FUSED_BUF_INTS = buf
         try:
             eng = GMatchEngine(blocks=1, host_rows=0, pool_target=1 << 20, fused_narrow=1 << 20)
             got = eng.count(plan1)
         finally:
-            gm.FUSED_BUF_INTS = keep
+            host.FUSED_BUF_INTS = keep
         st = eng.last_stats
         print(f"fused/narrow buffer={buf}: {got} (want {want1})", st["level_rows"], flush=True)
         if got != want1 or not st.get("fused"):
@@ -492,18 +492,18 @@ def fused_cases(nm):
     C12, P10 = nx.cycle_graph(12), nx.path_graph(10)
     nx.set_node_attributes(C12, {v: v for v in C12}, "label")
     nx.set_node_attributes(P10, {v: v for v in P10}, "label")
-    keep = gm.SMALL_STEPS
+    keep = engine.SMALL_STEPS
     for G2, H2, small, knob, steps in ((C12, P10, True, None, keep), (C12, P10, True, None, 1),
                                        (C12, P10, False, 0, keep),
                                        (nx.cycle_graph(30), nx.path_graph(10), False, None,
                                         keep)):
         plan2, _, _ = prepare(G2, H2, "mono", node_label="label" if G2 is C12 else None)
         eng = GMatchEngine(blocks=1, pool_target=1 << 20, small_space=knob)
-        gm.SMALL_STEPS = steps
+        engine.SMALL_STEPS = steps
         try:
             got = eng.count(plan2)
         finally:
-            gm.SMALL_STEPS = keep
+            engine.SMALL_STEPS = keep
         want2 = CpuEngine().count(plan2)
         st = eng.last_stats
         print(f"fused/small={small} steps={steps}: {got} (want {want2})", st.get("host_levels"),

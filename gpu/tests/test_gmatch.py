@@ -100,7 +100,7 @@ def test_fused_count_matches_chained_and_cpu(seed):
 def test_fused_levels_across_the_grid(monkeypatch):
     # every level from the roots inside one launch of hundreds of blocks, grid barriers between
     # them; then a level buffer that the third level overflows (the DFS starts from the second)
-    from nx_gsm.engines.gpu import gmatch as gm
+    from nx_gsm.engines.gpu.gmatch import host  # (it reads FUSED_BUF_INTS)
 
     G = nx.gnm_random_graph(3000, 7500, seed=1)
     plan, _, _ = prepare(G, nx.path_graph(6), "mono")
@@ -115,7 +115,7 @@ def test_fused_levels_across_the_grid(monkeypatch):
         return (n + 31) // 32 * 32
 
     # the roots, the first level, the second level and 64 ints: the third level has no room
-    monkeypatch.setattr(gm, "FUSED_BUF_INTS", line(st["host_rows"]) + line(lv[0] * 2)
+    monkeypatch.setattr(host, "FUSED_BUF_INTS", line(st["host_rows"]) + line(lv[0] * 2)
                         + lv[1] * 3 + 64)
     eng = _engine(host_rows=0, pool_target=1 << 20)
     assert eng.count(plan) == want
