@@ -26,7 +26,6 @@ from __future__ import annotations
 import time
 import traceback
 
-import networkx as nx
 from networkx.algorithms import isomorphism as iso
 
 import nx_gsm

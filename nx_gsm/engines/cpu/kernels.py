@@ -29,19 +29,24 @@ SLICE_STEPS = 1 << 20
 
 
 @njit(cache=True, inline="always")
-def _find(indptr, indices, x, y):
-    lo = indptr[x]
-    hi = indptr[x + 1]
+def _position(vals, lo, hi, v):
+    """Where v is in the sorted ``vals[lo:hi]``, or -1."""
     while lo < hi:
         mid = (lo + hi) >> 1
-        t = indices[mid]
-        if t < y:
+        t = vals[mid]
+        if t < v:
             lo = mid + 1
-        elif t > y:
+        elif t > v:
             hi = mid
         else:
             return mid
     return -1
+
+
+@njit(cache=True, inline="always")
+def _find(indptr, indices, x, y):
+    """The CSR position of edge x -> y, or -1."""
+    return _position(indices, indptr[x], indptr[x + 1], y)
 
 
 @njit(cache=True, inline="always")
@@ -119,20 +124,6 @@ def value(P, kd, i):
 
 
 @njit(cache=True, inline="always")
-def _in_sorted(val, lo, hi, v):
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        t = val[mid]
-        if t < v:
-            lo = mid + 1
-        elif t > v:
-            hi = mid
-        else:
-            return True
-    return False
-
-
-@njit(cache=True, inline="always")
 def fits(P, d, v, m, kd):
     """:func:`consistent` for a v drawn from depth d's local list ``kd`` (driver slot ``kd``'s
     candidate-space list, or the candidate list when ``kd < 0``), doing only the tests that
@@ -151,7 +142,7 @@ def fits(P, d, v, m, kd):
         if t != kd:
             j = drv_j[t]
             r = row_off[t] + cidx[order[j], m[j]]
-            if not _in_sorted(sval, sptr[r], sptr[r + 1], v):
+            if not _position(sval, sptr[r], sptr[r + 1], v) >= 0:
                 return False
     for c in range(neg_ptr[d], neg_ptr[d + 1]):
         x = m[neg_j[c]]
@@ -178,7 +169,7 @@ def _count_last(P, d, lo, hi, kd, m, stk, anc):
     vals = P[3] if kd < 0 else P[15]
     for j in range(d):
         v = m[j]
-        if _in_sorted(vals, lo, hi, v) and fits(P, d, v, m, kd):
+        if _position(vals, lo, hi, v) >= 0 and fits(P, d, v, m, kd):
             got -= 1
             stk[FS, d] |= anc[d] | anc[j]
             stk[FLG, d] |= _HAS_CHILD
