@@ -131,7 +131,7 @@ class GMatchEngine(GMatchSearch):
                       f"{KMAX_LIMIT} levels")
             log.warning("gmatch: falling back to the CPU engine: %s", reason)
             self.last_stats = {"fallback": reason}
-            from ..cpu import CpuEngine
+            from ...cpu import CpuEngine
 
             return CpuEngine()
         return None
@@ -557,7 +557,7 @@ class GMatchEngine(GMatchSearch):
 
     def _cpu_rest(self, prefixes, chunk, remaining, budget):
         """Finish the subtrees of ``prefixes`` on the CPU engine (after a device fault)."""
-        from ..cpu import CpuEngine
+        from ...cpu import CpuEngine
 
         self._note_recovery("finished the unemitted partial matches on the CPU engine")
         for rows in CpuEngine().iter_from(self._plan, prefixes, chunk=chunk,
