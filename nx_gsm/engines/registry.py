@@ -74,8 +74,8 @@ def get_engine(name, **options):
         if options:
             raise TypeError(f"engine 'auto' takes no options, got {', '.join(options)}")
         # without a usable GPU engine, auto is the CPU engine
-        usable = [e for e in engines_with(device=True, delta=False)
-                  if available_engines()[e] is None]
+        avail = available_engines()
+        usable = [e for e in engines_with(device=True, delta=False) if avail[e] is None]
         if not usable:
             return engine_class("cpu")()
         from .auto import AutoEngine
