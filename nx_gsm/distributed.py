@@ -66,7 +66,7 @@ def split_prefixes(plan, tasks):
     ``tasks`` non-empty ``(n, 2)`` int32 arrays, or None for patterns of fewer than 3 nodes.
 
     Tasks on engines with prefix tasks use these rather than roots: on skewed graphs one hub root can
-    hold most of the search (human dense_8_11 on two H200s: 128 root shares ran 1.03x faster
+    hold most of the search (human dense_8_11 on two GPUs: 128 root shares ran 1.03x faster
     than one GPU), while its subtree spreads over its neighbours here. Every match has one such
     prefix, so the shares still partition the matches.
     """
