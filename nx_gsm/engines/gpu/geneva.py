@@ -45,6 +45,7 @@ import weakref
 import numpy as np
 from numba import cuda, int32, int64
 
+from ...kernel_cache import cached_kernel
 from ..base import UNLIMITED, PartialCount
 from ..cpu import check_chunk, trivial_answer, trivial_rows
 from ..catalog import capabilities_of
@@ -139,6 +140,7 @@ def _drv_get(t, x, q, drv_dir, drv_pe, indptr, indices, in_indptr, in_indices, h
 # ---------------------------------------------------------------------------------------------
 # kernels
 # ---------------------------------------------------------------------------------------------
+@cached_kernel
 @cuda.jit
 def _size_kernel(rows, n, d0, g, cand_ptr, drv_ptr, drv_j, drv_dir, drv_pe, indptr, in_indptr,
                  has_el, pe_ptr, pe_cls, o_map, o_ivp, o_iv, o_ro, i_map, i_ivp, i_iv, i_ro,
@@ -164,6 +166,7 @@ def _size_kernel(rows, n, d0, g, cand_ptr, drv_ptr, drv_j, drv_dir, drv_pe, indp
         drv_out[s] = bt
 
 
+@cached_kernel
 @cuda.jit
 def _filter_kernel(rows, d0, g, nseg, T, incl, size_arr, drv_arr, order, cand_bits, cand_ptr,
                    cand_flat, chk_ptr, chk_j, chk_out, chk_in, chk_peo, chk_pei, drv_j, drv_dir,
@@ -203,6 +206,7 @@ def _filter_kernel(rows, d0, g, nseg, T, incl, size_arr, drv_arr, order, cand_bi
         vout[t] = v
 
 
+@cached_kernel
 @cuda.jit
 def _extend_kernel(rows, n, d0, g, F, fcnt, foff, P, tlo, thi, order, cand_bits, chk_ptr, chk_j,
                    chk_out, chk_in, chk_peo, chk_pei, indptr, indices, emult, eclass, eok, has_el,

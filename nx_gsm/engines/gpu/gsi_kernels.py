@@ -6,9 +6,17 @@ from __future__ import annotations
 
 from numba import cuda, int32, int64
 
+from ...kernel_cache import cached_kernel, compile_like
 from .common import ballot, feasible, wsync
+from .device import is_simulator
 
-__all__ = ["join_kernels", "link_kernel", "signature_kernel"]
+__all__ = ["JOIN_BUCKETS", "JOIN_WARPS", "compile_variants", "join_kernels", "link_kernel",
+           "signature_kernel"]
+
+# the partial-match lengths (KMAX) GsiEngine builds join kernels for, and its default warps per
+# block: the variants :func:`compile_variants` compiles
+JOIN_BUCKETS = (8, 16, 32, 64)
+JOIN_WARPS = 8
 
 
 @cuda.jit(device=True)
@@ -96,6 +104,7 @@ def _cand(kind, idx, cand_flat, indices, in_indices, ci_out, ci_in):
     return ci_in[idx]
 
 
+@cached_kernel
 @cuda.jit
 def signature_kernel(n, verts, n_groups, need, ent, cand_bits, indptr, indices, emult, eclass,
                       eok, has_el, out_ok):
@@ -141,6 +150,7 @@ def join_kernels(KMAX, W):
     if key in _KERNELS:
         return _KERNELS[key]
 
+    @cached_kernel
     @cuda.jit
     def bound(n, base, L, col, par, drv_ptr, drv_j, drv_dir, drv_cls, indptr, in_indptr,
               cand_ptr, g_out, gb_out, dl_out, cb_out, g_in, gb_in, dl_in, cb_in, lo_out, len_out,
@@ -159,6 +169,7 @@ def join_kernels(KMAX, W):
             len_out[i] = cnt
             kind_out[i] = kd
 
+    @cached_kernel
     @cuda.jit
     def join(n_sel, sel, use_sel, wpr, t_row, t_lo, t_len, t_kind, F, L, col, par, order,
              cand_bits, cand_flat, chk_ptr, chk_j, chk_out, chk_in, chk_peo, chk_pei, indptr,
@@ -231,6 +242,18 @@ def join_kernels(KMAX, W):
     return bound, join
 
 
+def compile_variants(warps=JOIN_WARPS):
+    """Compile the bound and join kernels of every :data:`JOIN_BUCKETS` length (``warps`` per
+    block) for every signature any of them was launched with in this process (they take the
+    same arguments), loading them from the disk cache where they are there. Returns how many
+    were compiled or loaded; 0 under the simulator."""
+    if is_simulator():
+        return 0
+    pairs = [join_kernels(K, warps) for K in JOIN_BUCKETS]
+    return compile_like(b for b, _ in pairs) + compile_like(j for _, j in pairs)
+
+
+@cached_kernel
 @cuda.jit
 def link_kernel(n_t, t_row, F, cnt, excl, gba, col, par, new_base):
     """GSI Alg. 2 (link step), column-wise (SGSI Sec. 6.2): one warp per row copies its valid

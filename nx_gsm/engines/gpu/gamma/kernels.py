@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from numba import cuda, int32, int64
 
+from ....kernel_cache import cached_kernel
 from ..common import ballot, pause, ring_take, wsync
 from ..device import is_simulator
 
@@ -386,6 +387,7 @@ def _drive(d, m, bo, bc, order_t, drv_ptr, drv_j, drv_dir, ukey, rstart, rlen, a
     return lo, n, kind, jd
 
 
+@cached_kernel
 @cuda.jit
 def delta_kernel(n_tasks, n_groups, g_first, g_rank, g_x, g_y, g_toff, g_parts, tlist, tab_wt, k,
                   order_t, chk_ptr, chk_j, chk_out, chk_in, chk_peo, chk_pei, drv_ptr, drv_j,

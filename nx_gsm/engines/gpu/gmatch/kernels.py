@@ -6,17 +6,20 @@ from __future__ import annotations
 
 from numba import cuda, int8, int32, int64
 
+from ....kernel_cache import cached_kernel, compile_like
 from ..common import ballot, cand_at, dup_ok, feasible_from, local_cands, pause, wsync
 from ..device import is_simulator
 from .config import (BUCKETS, C_BAR, C_BUSY, C_COUNTS, C_DONATED, C_FOUND, C_GEN, C_IDLE, C_LEVELS,
                      C_NARROW, C_NPOOL, C_OUT, C_POOL, C_QHEAD, C_QTAIL, C_STOLEN, C_STOP,
-                     C_SUM_HI, C_SUM_LO, INF, LEVEL_WPB)
+                     C_SUM_HI, C_SUM_LO, FUSED_REGS, INF, LEVEL_WPB)
 
-__all__ = ["bfs_level_kernel", "bucket", "dfs_kernel", "fused_kernel", "kernel_resources"]
+__all__ = ["bfs_level_kernel", "bucket", "compile_variants", "dfs_kernel", "fused_kernel",
+           "kernel_resources"]
 
 _SIM = is_simulator()
 
 
+@cached_kernel
 @cuda.jit
 def bfs_level_kernel(rows, L, n0, ci, cap_in, target, small_from, gfix, sm, drv_ptr, drv_j,
                       drv_dir, in_indptr, cand_ptr, crank, row_off, sptr, sval, use_cs, order,
@@ -531,6 +534,7 @@ def _make_dfs_kernel(KMAX, W, wide):
                         buf[o + L] = v
                 wsync()
 
+    @cached_kernel
     @cuda.jit
     def dfs(order, cand_bits, cand_ptr, cand_flat, chk_ptr, chk_j, chk_out, chk_in, chk_peo,
             chk_pei, drv_ptr, drv_j, drv_dir, indptr, indices, emult, adj, in_indptr, in_indices,
@@ -552,6 +556,7 @@ def _make_fused_kernel(KMAX, W, run, level, regs):
     (``level``), its registers capped at ``regs`` (0: none; see :data:`FUSED_REGS`)."""
     jit_kw = {"max_registers": int(regs)} if regs and not _SIM else {}
 
+    @cached_kernel
     @cuda.jit(**jit_kw)
     def fused(order, cand_bits, cand_ptr, cand_flat, chk_ptr, chk_j, chk_out, chk_in, chk_peo,
               chk_pei, drv_ptr, drv_j, drv_dir, indptr, indices, emult, adj, in_indptr, in_indices,
@@ -699,6 +704,21 @@ def fused_kernel(KMAX, W, wide, regs):
         _, run, level = _kernels(KMAX, W, wide)
         _FUSED[key] = _make_fused_kernel(KMAX, W, run, level, regs)
     return _FUSED[key]
+
+
+def compile_variants():
+    """Compile every DFS and fused kernel the engine can launch with its default register
+    caps -- each stack depth of :data:`BUCKETS`, int32 and int64 (``wide``) stack offsets --
+    for every argument signature any of them was launched with in this process: they all take
+    the same arguments, so one launch of each kind gives the signatures of all. Each is loaded
+    from the disk cache where it is there (:func:`~nx_gsm.kernel_cache.cached_kernel`).
+    Returns how many were compiled or loaded; 0 under the simulator."""
+    if _SIM:
+        return 0
+    widths = (False, True)
+    dfs = [dfs_kernel(K, W, wide) for K, W in BUCKETS for wide in widths]
+    fused = [fused_kernel(K, W, wide, FUSED_REGS.get(K, 0)) for K, W in BUCKETS for wide in widths]
+    return compile_like(dfs) + compile_like(fused)
 
 
 def bucket(k):
