@@ -18,6 +18,12 @@ label; everything else stays a string, so ``01``, ``+1``, ``1_0`` or ``١٢`` ne
 another node. Text files are UTF-8; a byte-order mark is skipped. Every error is a
 :class:`~nx_gsm.interop.files.GraphFormatError` (a ``ValueError``) that names the file and, where
 there is one, the line.
+
+Edge lists and CSV files are read line by line; with pandas installed (the ``frames`` extra;
+pyarrow makes it faster still) a large file of integers is parsed by pandas instead, into the
+same graph (:mod:`nx_gsm.interop.fastread`). ``as_gsm=True`` returns nx-gsm's own graph
+(:class:`~nx_gsm.graph.GsmGraph`) instead of a NetworkX graph: built from arrays for such files,
+it skips building a NetworkX graph that the matching functions would convert again.
 """
 
 from __future__ import annotations
@@ -28,9 +34,11 @@ import re
 
 import networkx as nx
 
+from . import fastread
 from .files import GraphFormatError, bad_utf8, parse_int, read_graph
+from .networkx import from_networkx
 
-__all__ = ["FORMATS", "guess_format", "read_any", "read_edgelist", "read_csv"]
+__all__ = ["FORMATS", "guess_format", "read_any", "read_csv", "read_edgelist"]
 
 FORMATS = ("graph", "edgelist", "csv", "graphml", "gml")
 
@@ -68,15 +76,18 @@ def _empty(directed):
     return nx.DiGraph() if directed else nx.Graph()
 
 
-def read_edgelist(path, *, directed=False):
+def read_edgelist(path, *, directed=False, as_gsm=False):
     """``u v [edge_label]`` per line; ``#`` and ``%`` start comments; blank lines are skipped.
 
     A third field becomes edge attribute ``label``. Repeated edges are merged (the graph is
     simple); nodes appear only through their edges. A first line ``N M`` that gives the number
     of nodes and edges (as SNAP and other edge-list files do; ``M`` lines follow, on at most
-    ``N`` nodes numbered up to ``N``) is a header, not an edge.
+    ``N`` nodes numbered up to ``N``) is a header, not an edge. ``as_gsm``: return a GsmGraph.
     """
     path = os.fspath(path)
+    G = fastread.read_edgelist(path, directed=directed, as_gsm=as_gsm)
+    if G is not None:
+        return G
     G = _empty(directed)
     edges = []
     try:
@@ -101,7 +112,7 @@ def read_edgelist(path, *, directed=False):
     if edges and _is_count_header(edges[0], edges[1:]):
         del edges[0]
     G.add_edges_from(edges)
-    return G
+    return from_networkx(G) if as_gsm else G
 
 
 def _is_count_header(first, rest):
@@ -115,7 +126,43 @@ def _is_count_header(first, rest):
     return len(nodes) <= n and all(type(x) is int and 0 <= x <= n for x in nodes)
 
 
-def read_csv(path, *, directed=False, source=None, target=None, delimiter=None):
+def _csv_columns(path, header, source, target):
+    """``(source index, target index, role per column)`` of a CSV header; a role is None for
+    the end node columns, else ``("s" | "t", node attribute)`` or ``("e", edge attribute)``."""
+    low = [h.lower() for h in header]
+
+    def col(name, default_index, what):
+        if name is not None:
+            if name not in header:
+                raise GraphFormatError(f"{path}: no {what} column {name!r} in the header {header}")
+            return header.index(name)
+        if what in low:
+            return low.index(what)
+        if len(header) < 2:
+            raise GraphFormatError(
+                f"{path}:1: the header needs at least two columns (source, target)"
+            )
+        return default_index
+
+    si = col(source, 0, "source")
+    ti = col(target, 1, "target")
+    if si == ti:
+        raise GraphFormatError(f"{path}: source and target are the same column")
+    spre, tpre = header[si] + "_", header[ti] + "_"
+    roles = []
+    for i, h in enumerate(header):
+        if i in (si, ti):
+            roles.append(None)
+        elif h.startswith(spre) and len(h) > len(spre):
+            roles.append(("s", h[len(spre):]))
+        elif h.startswith(tpre) and len(h) > len(tpre):
+            roles.append(("t", h[len(tpre):]))
+        else:
+            roles.append(("e", h))
+    return si, ti, roles
+
+
+def read_csv(path, *, directed=False, source=None, target=None, delimiter=None, as_gsm=False):
     """One edge per row of a CSV file with a header row.
 
     Columns:
@@ -127,11 +174,17 @@ def read_csv(path, *, directed=False, source=None, target=None, delimiter=None):
       values for one attribute is an error.
     * any other column: an edge attribute of that name (empty cells are left out).
 
-    ``delimiter`` defaults to a tab for ``.tsv`` files and a comma otherwise.
+    ``delimiter`` defaults to a tab for ``.tsv`` files and a comma otherwise. ``as_gsm``: return
+    a GsmGraph.
     """
     path = os.fspath(path)
     if delimiter is None:
         delimiter = "\t" if path.lower().endswith(".tsv") else ","
+    G = fastread.read_csv(path, delimiter,
+                          lambda header: _csv_columns(path, header, source, target),
+                          directed=directed, as_gsm=as_gsm)
+    if G is not None:
+        return G
     G = _empty(directed)
     node_attr_line = {}
     reader = None
@@ -146,38 +199,7 @@ def read_csv(path, *, directed=False, source=None, target=None, delimiter=None):
                     break
             if header is None:
                 raise GraphFormatError(f"{path}: empty CSV file (a header row is needed)")
-            low = [h.lower() for h in header]
-
-            def col(name, default_index, what):
-                if name is not None:
-                    if name not in header:
-                        raise GraphFormatError(
-                            f"{path}: no {what} column {name!r} in the header {header}"
-                        )
-                    return header.index(name)
-                if what in low:
-                    return low.index(what)
-                if len(header) < 2:
-                    raise GraphFormatError(
-                        f"{path}:1: the header needs at least two columns (source, target)"
-                    )
-                return default_index
-
-            si = col(source, 0, "source")
-            ti = col(target, 1, "target")
-            if si == ti:
-                raise GraphFormatError(f"{path}: source and target are the same column")
-            spre, tpre = header[si] + "_", header[ti] + "_"
-            roles = []
-            for i, h in enumerate(header):
-                if i in (si, ti):
-                    roles.append(None)
-                elif h.startswith(spre) and len(h) > len(spre):
-                    roles.append(("s", h[len(spre):]))
-                elif h.startswith(tpre) and len(h) > len(tpre):
-                    roles.append(("t", h[len(tpre):]))
-                else:
-                    roles.append(("e", h))
+            si, ti, roles = _csv_columns(path, header, source, target)
             for row in reader:
                 lineno = reader.line_num
                 if not row or not any(c.strip() for c in row):
@@ -216,16 +238,18 @@ def read_csv(path, *, directed=False, source=None, target=None, delimiter=None):
     except csv.Error as exc:
         where = f"{path}:{reader.line_num}" if reader is not None and reader.line_num else path
         raise GraphFormatError(f"{where}: malformed CSV ({exc})") from None
-    return G
+    return from_networkx(G) if as_gsm else G
 
 
 def read_any(path, fmt=None, *, directed=False, edge_labels=True, csv_source=None,
-             csv_target=None, csv_delimiter=None):
+             csv_target=None, csv_delimiter=None, as_gsm=False):
     """Read a graph file in any of :data:`FORMATS` (``fmt=None``: by extension).
 
     ``directed`` applies to the formats that do not say (``graph``, ``edgelist``, ``csv``);
     GraphML and GML files carry their own directedness. ``edge_labels=False`` drops the fourth
     field of ``.graph`` edge lines (the Sun & Luo queries write a meaningless ``0`` there).
+    ``as_gsm=True`` returns a :class:`~nx_gsm.graph.GsmGraph` (the graph the matching functions
+    would convert the NetworkX graph to), read straight from arrays where the file allows.
     """
     path = os.fspath(path)
     fmt = fmt or guess_format(path)
@@ -235,13 +259,18 @@ def read_any(path, fmt=None, *, directed=False, edge_labels=True, csv_source=Non
         raise FileNotFoundError(f"{path}: no such file")
     if os.path.isdir(path):
         raise IsADirectoryError(f"{path}: is a directory, not a graph file")
-    if fmt == "graph":
-        return read_graph(path, edge_labels=edge_labels, directed=directed)
     if fmt == "edgelist":
-        return read_edgelist(path, directed=directed)
+        return read_edgelist(path, directed=directed, as_gsm=as_gsm)
     if fmt == "csv":
         return read_csv(path, directed=directed, source=csv_source, target=csv_target,
-                        delimiter=csv_delimiter)
+                        delimiter=csv_delimiter, as_gsm=as_gsm)
+    G = _read_nx(path, fmt, directed, edge_labels)
+    return from_networkx(G) if as_gsm else G
+
+
+def _read_nx(path, fmt, directed, edge_labels):
+    if fmt == "graph":
+        return read_graph(path, edge_labels=edge_labels, directed=directed)
     try:
         if fmt == "graphml":
             return nx.read_graphml(path)
