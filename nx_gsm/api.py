@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import numbers
 import operator
+import time
 
 import networkx as nx
 import numpy as np
@@ -25,7 +26,7 @@ import numpy as np
 from .engines import resolve_engine
 from .engines.base import UNLIMITED, Budget, Count, PartialCount
 from .interop.networkx import as_gsm, is_graph_like
-from .plan.planner import make_plan
+from .plan.planner import check_stages, make_plan
 from .precompile import notice_first_compile
 
 __all__ = [
@@ -106,16 +107,22 @@ def _edge_label_match(attr, multigraph):
 
 
 def prepare(G, H, mode, *, node_match=None, edge_match=None, node_label=None, edge_label=None,
-            vf2pp_label=None, vf2pp_default=None, fn_name="nx_gsm", engine=None):
+            vf2pp_label=None, vf2pp_default=None, fn_name="nx_gsm", engine=None, filter=None,
+            order=None):
     """Validate, convert and plan. Returns ``(plan, g, h)``; inputs are never modified.
 
     A :class:`~nx_gsm.interop.device.DeviceGraph` ``G`` is planned on the device when ``engine``
     (the engine object that will run the plan) can read it there; otherwise it is copied to the
-    host once (logged) and planned as usual.
+    host once (logged) and planned as usual. ``filter``/``order`` name the planner's stages
+    (:func:`~nx_gsm.plan.planner.make_plan`); the host plan's ``stages["seconds"]`` gets the
+    conversion's and the label checks' time beside the planner's own stages.
     """
-    if getattr(G, "on_device", False):
+    t0 = time.perf_counter()
+    check_stages(filter, order)
+    if getattr(G, "on_device", False) and filter in (None, "ldf"):
+        # (a device plan's candidates are the "ldf" filter's: another filter plans on the host)
         plan = _device_plan(G, H, mode, node_match, edge_match, node_label, edge_label,
-                            vf2pp_label, fn_name, engine)
+                            vf2pp_label, fn_name, engine, order)
         if plan is not None:
             return plan, G, plan.H
         G = G.to_host("the engine or the options need the host model",
@@ -141,6 +148,7 @@ def prepare(G, H, mode, *, node_match=None, edge_match=None, node_label=None, ed
     want_nodes = node_match is not None or vf2pp_label is not None
     g = as_gsm(G, node_attrs=want_nodes, edge_attrs=edge_match is not None)
     h = as_gsm(H, node_attrs=want_nodes, edge_attrs=edge_match is not None)
+    t1 = time.perf_counter()
     data_keys = None
     for x, nm in ((g, "G"), (h, "H")):
         if node_label is not None:
@@ -154,13 +162,17 @@ def prepare(G, H, mode, *, node_match=None, edge_match=None, node_label=None, ed
                 items = [d for kd in items for d in kd.values()]
             _strict_label(fn_name, items, names, edge_label, f"{nm} edge")
     notice_first_compile()  # the first plan of a process may compile the kernels
+    t2 = time.perf_counter()
     plan = make_plan(g, h, mode, node_match=node_match, edge_match=edge_match,
-                     node_label=vf2pp_label, default_label=vf2pp_default, data_keys=data_keys)
+                     node_label=vf2pp_label, default_label=vf2pp_default, data_keys=data_keys,
+                     filter=filter, order=order)
+    plan.stages["seconds"] = {"convert": t1 - t0, "check_labels": t2 - t1,
+                              **plan.stages["seconds"]}
     return plan, g, h
 
 
 def _device_plan(G, H, mode, node_match, edge_match, node_label, edge_label, vf2pp_label,
-                 fn_name, engine):
+                 fn_name, engine, order=None):
     """The device-resident plan of a DeviceGraph, or None where the host model is needed."""
     from .plan.device_plan import make_device_plan
 
@@ -180,7 +192,7 @@ def _device_plan(G, H, mode, node_match, edge_match, node_label, edge_label, vf2
     if node_label is not None:
         _strict_label(fn_name, h.node_data or [], h.node_keys, node_label, "H node")
         labels = [d[node_label] for d in h.node_data]
-    return make_device_plan(G, h, mode, pattern_labels=labels)
+    return make_device_plan(G, h, mode, pattern_labels=labels, order=order)
 
 
 
@@ -619,15 +631,26 @@ def match_frames(G, H, *, induced=False, rows_per_frame=1_000_000, **kwargs):
         yield frame_from_rows(np.concatenate(buf), g.node_keys, h.node_keys, keys)
 
 
-def explain(G, H, *, induced=False, engine="auto", limit=None, collect=False, **kwargs):
+def explain(G, H, *, induced=False, engine="auto", limit=None, collect=False, search=False,
+            **kwargs):
     """What the planner decides for this query, as a dict, without running the search.
 
     Keys: ``engine`` (the engine that would run), ``reason`` (why, from the CPU probe and the
     cost model of :mod:`nx_gsm.engines.auto`), ``estimates`` (partial matches per depth, BFS table
     and output bytes, from :func:`nx_gsm.plan.cost.estimate`), ``alternatives`` (every engine and
     why it is not chosen or not usable), ``mode``, ``order``, ``candidates``, ``empty``,
-    ``notes``. ``limit`` is taken into account as in the matching functions; ``collect=True``
-    gives the choice for an enumeration (``find_*``, the iterators), the default for a count.
+    ``notes``, and ``stages``: the filter and order stages that ran (by name), the candidates
+    left, and the seconds of each step outside the search (``convert``, ``check_labels``,
+    ``labels``, ``filter``, ``order``, ``depths``, ``space``: the candidate space, and
+    ``probe``: the CPU probe, where they ran). ``limit`` is taken into account as in the
+    matching functions; ``collect=True`` gives the choice for an enumeration (``find_*``, the
+    iterators), the default for a count. ``filter=`` and ``order=`` pick the planner's stages
+    by name (:data:`nx_gsm.plan.planner.FILTERS`, :data:`nx_gsm.plan.order.ORDERS`).
+
+    ``search=True`` also runs the count on one CPU thread and adds ``search``: the matches,
+    the search tree's partial matches per depth (``nodes``; the last depth's are the
+    matches), ``calls`` (the partial matches extended, Sun & Luo's "call count") and
+    ``seconds``: a deterministic size to compare filters and orders by.
 
     Examples
     --------
@@ -635,11 +658,14 @@ def explain(G, H, *, induced=False, engine="auto", limit=None, collect=False, **
     >>> e = nx_gsm.explain(nx.complete_graph(4), nx.path_graph(3))
     >>> e["engine"], e["reason"]
     ('cpu', 'the CPU probe finished the search')
+    >>> e = nx_gsm.explain(nx.complete_graph(4), nx.path_graph(3), order="ri", search=True)
+    >>> e["stages"]["order"], e["search"]["matches"], e["search"]["nodes"]
+    ('ri', 24, [4, 12, 24])
     """
     from .engines import available_engines
     from .engines.auto import choose, probe, skip_probe
     from .engines.registry import capabilities_of, engines_with
-    from .engines.cpu import plan_arrays
+    from .engines.cpu import plan_arrays, search_tree
     from .plan.cost import estimate
     from .plan.space import build_space
 
@@ -647,14 +673,19 @@ def explain(G, H, *, induced=False, engine="auto", limit=None, collect=False, **
     eng = resolve_engine(engine)
     plan, g, h = prepare(G, H, "induced" if induced else "mono", fn_name="explain",
                          engine=eng, **kwargs)
+    stages = {k: (dict(v) if isinstance(v, dict) else v) for k, v in plan.stages.items()}
+    seconds = stages.setdefault("seconds", {})
     avail = {e: why for e, why in available_engines().items() if not capabilities_of(e).delta}
     gpu = [e for e in engines_with(device=True, delta=False) if avail.get(e) is None]
     space, probed = None, None
     on_device = getattr(plan.G, "on_device", False)
     if not plan.empty and plan.k and not on_device and not (gpu and skip_probe(plan)):
-        P = plan_arrays(plan)
-        space = build_space(plan)  # (kept on the plan: the one plan_arrays read)
+        t0 = time.perf_counter()
+        space = build_space(plan)
+        t1 = time.perf_counter()
+        P = plan_arrays(plan)  # (reads the space kept on the plan)
         probed = probe(P, plan.k)[0]
+        seconds["space"], seconds["probe"] = t1 - t0, time.perf_counter() - t1
     if engine in (None, "auto"):
         from .engines.gpu.device import memory_budget
 
@@ -672,7 +703,7 @@ def explain(G, H, *, induced=False, engine="auto", limit=None, collect=False, **
         if e == name:
             continue
         alternatives[e] = why if why else "usable; not chosen"
-    return {
+    out = {
         "engine": name,
         "reason": reason,
         "estimates": {k: (list(v) if isinstance(v, list) else v) for k, v in est.items()},
@@ -683,4 +714,11 @@ def explain(G, H, *, induced=False, engine="auto", limit=None, collect=False, **
         "empty": plan.empty,
         "unavailable_engines": {k: v for k, v in avail.items() if v},
         "notes": list(plan.notes),
+        "stages": stages,
     }
+    if search and not on_device:
+        t0 = time.perf_counter()
+        got = search_tree(plan)
+        out["search"] = {"matches": got["matches"], "nodes": got["nodes"],
+                         "calls": got["calls"], "seconds": time.perf_counter() - t0}
+    return out

@@ -294,7 +294,8 @@ def test_matching_order_is_the_greedy_rule(seed):
             X.add_edge(0, 0)
         h = as_gsm(X, node_attrs=False, edge_attrs=False)
         counts = [rng.choice([0, 1, 2, 3, 5, 8]) for _ in range(n)]
-        assert matching_order(h, counts).tolist() == _greedy_order_by_definition(h, counts)
+        assert matching_order(h, counts, "greedy").tolist() == \
+            _greedy_order_by_definition(h, counts)
 
 
 @pytest.mark.parametrize("seed", range(30))

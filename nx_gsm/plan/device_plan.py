@@ -14,7 +14,7 @@ import numbers
 
 import numpy as np
 
-from .order import matching_order
+from .order import DEFAULT_ORDER, matching_order
 from .planner import MatchPlan, depth_arrays
 
 __all__ = ["make_device_plan"]
@@ -29,11 +29,12 @@ def _int_label(x):
     return None
 
 
-def make_device_plan(G, H, mode, *, pattern_labels=None):
+def make_device_plan(G, H, mode, *, pattern_labels=None, order=None):
     """MatchPlan of pattern ``H`` (host GsmGraph) in the DeviceGraph ``G`` (mode mono/induced).
 
     ``pattern_labels``: per pattern node id, the label its image's ``G.node_labels`` must equal
-    (None: no label constraint).
+    (None: no label constraint). ``order``: the order stage's name (see
+    :mod:`nx_gsm.plan.order`); the filter stage is ``"ldf"``'s conditions.
     """
     import cupy as cp
 
@@ -58,7 +59,8 @@ def make_device_plan(G, H, mode, *, pattern_labels=None):
         vals = cp.asarray([0 if w is None else w for w in want], dtype=np.int64)
         cand &= ok[:, None] & (G.node_labels.astype(np.int64)[None, :] == vals[:, None])
     counts = cand.sum(axis=1).get() if k else np.zeros(0, dtype=np.int64)
-    order = matching_order(H, counts)
+    order_name = DEFAULT_ORDER if order is None else order
+    order = matching_order(H, counts, order_name)
     arrays = depth_arrays(H, np.zeros((k, 0), dtype=bool), order, mode)
     # root lists (depths without a driver) are taken on the device
     parts, ptr = [], [0]
@@ -80,5 +82,6 @@ def make_device_plan(G, H, mode, *, pattern_labels=None):
         eclass=np.zeros(1, dtype=np.int32), eok=np.ones((1, 1), dtype=np.uint8),
         has_elabels=False, empty=empty,
         notes=["device-resident plan: candidates from labels, degrees and self-loops"],
+        stages={"filter": "ldf", "order": order_name, "seconds": {}},
         **arrays,
     )

@@ -18,6 +18,7 @@ Per depth ``d`` the plan lists
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -26,11 +27,17 @@ from numba import njit
 from .. import kernel_cache  # noqa: F401  (sets Numba's cache folder before @njit runs)
 from . import filter as _filter
 from .labels import compat_table, value_table
-from .order import matching_order
+from .order import DEFAULT_ORDER, ORDERS, matching_order
 
-__all__ = ["MatchPlan", "make_plan", "reorder", "MODES"]
+__all__ = ["MatchPlan", "make_plan", "reorder", "MODES", "FILTERS", "DEFAULT_FILTER", "ORDERS",
+           "DEFAULT_ORDER"]
 
 MODES = ("mono", "induced", "iso")
+# the filter stages by name (see nx_gsm.plan.filter): "ldf" keeps the labels, degrees and
+# self-loop counts; "ac" refines those to arc consistency (GraphQL's neighbourhood rule, to its
+# fixpoint)
+FILTERS = ("ac", "ldf")
+DEFAULT_FILTER = "ac"
 
 
 @dataclass
@@ -58,6 +65,8 @@ class MatchPlan:
     has_elabels: bool
     empty: bool  # no match can exist (known at plan time)
     notes: list = field(default_factory=list)
+    # the stages that made the plan: {"filter": name, "order": name, "seconds": {stage: s}}
+    stages: dict = field(default_factory=dict)
 
     @property
     def k(self):
@@ -241,8 +250,20 @@ def reorder(plan, order, cand=None):
                    **depth_arrays(plan.H, cand, order, plan.mode))
 
 
+def check_stages(filter=None, order=None):
+    """``(filter, order)``: the stage names, defaults filled in, checked against
+    :data:`FILTERS` and :data:`ORDERS`."""
+    filter = DEFAULT_FILTER if filter is None else filter
+    order = DEFAULT_ORDER if order is None else order
+    if filter not in FILTERS:
+        raise ValueError(f"filter must be one of {FILTERS}, got {filter!r}")
+    if order not in ORDERS:
+        raise ValueError(f"order must be one of {ORDERS}, got {order!r}")
+    return filter, order
+
+
 def make_plan(G, H, mode, *, node_match=None, edge_match=None, node_label=None,
-              default_label=None, anchors=None, data_keys=None):
+              default_label=None, anchors=None, data_keys=None, filter=None, order=None):
     """Build the MatchPlan for mappings of pattern ``H`` into data ``G``.
 
     ``mode`` is ``"mono"`` (non-induced), ``"induced"`` (node-induced subgraph isomorphism) or
@@ -250,11 +271,18 @@ def make_plan(G, H, mode, *, node_match=None, edge_match=None, node_label=None,
     node ids to the only data node id each may take (incremental matching pins updated edges).
     ``data_keys``: the key of ``node_match`` (a recognised helper) for every node of G, when
     the caller has read them already (see :func:`~nx_gsm.plan.labels.compat_table`).
+    ``filter`` and ``order`` name the filter and order stages (:data:`FILTERS`,
+    :data:`ORDERS`; defaults :data:`DEFAULT_FILTER`, :data:`DEFAULT_ORDER`): every choice
+    gives the same matches, only the search differs. The plan's ``stages`` records the names
+    and each stage's seconds.
     """
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
     if G.directed != H.directed:
         raise ValueError("G and H must have the same directedness")
+    filter, order_name = check_stages(filter, order)
+    rounds = 0 if filter == "ldf" else None
+    t0 = time.perf_counter()
     notes = []
     anchor_ok = None
     if anchors:
@@ -270,7 +298,7 @@ def make_plan(G, H, mode, *, node_match=None, edge_match=None, node_label=None,
         # break a search VF2 completes
         ok = anchor_ok if node_ok is None else node_ok if anchor_ok is None else \
             node_ok & anchor_ok
-        cand = None if no_match else _filter.candidates(G, H, mode, ok)
+        cand = None if no_match else _filter.candidates(G, H, mode, ok, max_rounds=rounds)
         # a pattern node without a candidate leaves no mapping, so no pair is asked about
         return cand if cand is not None and cand.any(axis=1).all() else \
             np.zeros((H.n, G.n), dtype=bool)
@@ -285,18 +313,26 @@ def make_plan(G, H, mode, *, node_match=None, edge_match=None, node_label=None,
     labelled = _Once(lambda: structural(
         node_ok if node_cls is None else _filter.label_matrix(node_cls)))
     eclass, eok, loop_ok = _edge_tables(G, H, edge_match, mode, labelled)
+    t1 = time.perf_counter()
     if no_match:
         notes.append("isomorphism: node counts differ")
         cand = np.zeros((H.n, G.n), dtype=bool)
         counts = np.zeros(H.n, dtype=np.int64)
     else:
         cand, counts = _filter.candidates(G, H, mode, node_ok, loop_ok, eclass, eok,
-                                          node_cls=node_cls, with_counts=True)
+                                          node_cls=node_cls, with_counts=True,
+                                          max_rounds=rounds)
     empty = bool(H.n > G.n or (H.n and counts.min() == 0) or (mode == "iso" and G.n != H.n))
-    order = matching_order(H, counts)
+    t2 = time.perf_counter()
+    order = matching_order(H, counts, order_name)
+    t3 = time.perf_counter()
     k = H.n
     arrays = depth_arrays(H, cand, order, mode)
     has_el = eok is not None
+    t4 = time.perf_counter()
+    stages = {"filter": filter, "order": order_name, "candidates": int(counts.sum()),
+              "seconds": {"labels": t1 - t0, "filter": t2 - t1, "order": t3 - t2,
+                          "depths": t4 - t3}}
     return MatchPlan(
         mode=mode,
         G=G,
@@ -311,4 +347,5 @@ def make_plan(G, H, mode, *, node_match=None, edge_match=None, node_label=None,
         has_elabels=has_el,
         empty=empty,
         notes=notes,
+        stages=stages,
     )

@@ -31,7 +31,7 @@ from .parallel import roots_done, run_slots, schedule, units_left
 from .kernels import DONE, NOT_STARTED, SLICE_STEPS, STACK_ROWS, search
 
 __all__ = ["CpuEngine", "check_chunk", "check_prefixes", "trivial_answer", "trivial_rows",
-           "plan_arrays", "count_probe"]
+           "plan_arrays", "count_probe", "search_tree"]
 
 # resumable slots per thread in the counting window, and candidates a thread examines per round
 # between two scheduling points (about 5-10 ms): prange gives each thread a fixed block of slots,
@@ -161,6 +161,34 @@ def count_probe(plan, max_steps):
         return known
     got, seed = _probe(plan_arrays(plan), plan.k, max_steps)
     return got if seed is None else None
+
+
+def search_tree(plan, max_steps=None, prune=True):
+    """The one-thread count of ``plan`` with its search tree's size: ``{"matches", "nodes",
+    "calls", "complete"}``, where ``nodes[d]`` is the number of partial matches made at depth
+    ``d`` (at the last depth: the matches, counted in bulk) and ``calls`` the partial matches
+    that were extended (depths below the last: Sun & Luo's "call count"). Deterministic, so a
+    fair way to compare filters and orders on a noisy machine. ``prune=False`` turns the
+    failing sets off; ``max_steps`` bounds the candidates examined (``complete`` is then False
+    when the search did not finish)."""
+    k = plan.k
+    nodes = np.zeros(max(k, 1), dtype=np.int64)
+    _, known = trivial_answer(plan, None)
+    if known is not None:
+        return {"matches": known, "nodes": nodes[:k].tolist(), "calls": 0, "complete": True}
+    P = plan_arrays(plan)
+    if not prune:
+        flags = P[21].copy()
+        flags[3] = 0
+        P = P[:21] + (flags,) + P[22:]
+    state = np.full(1, NOT_STARTED, dtype=np.int64)
+    m = np.empty(k, dtype=np.int32)
+    stk = np.empty((STACK_ROWS, k), dtype=np.int64)
+    out = np.empty((1, k), dtype=np.int32)
+    steps = np.iinfo(np.int64).max if max_steps is None else int(max_steps)
+    got = int(search(P, 0, state, m, stk, out, np.iinfo(np.int64).max, False, steps, nodes))
+    return {"matches": got, "nodes": nodes.tolist(), "calls": int(nodes[:k - 1].sum()),
+            "complete": bool(state[0] == DONE)}
 
 
 class CpuEngine:

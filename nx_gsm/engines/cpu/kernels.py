@@ -179,13 +179,16 @@ def _count_last(P, d, lo, hi, kd, m, stk, anc):
 
 
 @njit(cache=True)
-def search(P, start, state, m, stk, out, cap, collect, max_steps):
+def search(P, start, state, m, stk, out, cap, collect, max_steps, tree=None):
     """Resumable DFS below the fixed prefix ``m[:start]``, with DP-iso failing-set pruning.
 
     Returns the number of rows written to ``out`` (collect) or of matches counted, stopping once
     it reaches ``cap`` or has examined ``max_steps`` candidates; ``state[0]`` keeps the depth to
     resume at, or DONE. ``stk`` holds per
-    depth the local-candidate range and cursor and the failing-set bookkeeping.
+    depth the local-candidate range and cursor and the failing-set bookkeeping. ``tree`` (an
+    int64 array of ``k`` entries, for the engine's ``search_tree``) adds the search tree's
+    nodes per depth: the partial matches made there (at the last depth, the matches); left out
+    (None), Numba compiles the search without those adds.
 
     Failing sets (Han et al., DP-iso, SIGMOD 2019, section 5): the failing set F of a search node
     is a set of pattern nodes (bits by depth) such that no extension of any partial match agreeing
@@ -233,7 +236,10 @@ def search(P, start, state, m, stk, out, cap, collect, max_steps):
             hi = stk[HI, d]
             steps += hi - i
             stk[CUR, d] = hi
-            found += _count_last(P, d, i, hi, kd, m, stk, anc)
+            got = _count_last(P, d, i, hi, kd, m, stk, anc)
+            found += got
+            if tree is not None:
+                tree[d] += got
             continue
         stk[CUR, d] = i + 1
         v = value(P, kd, i)
@@ -245,6 +251,8 @@ def search(P, start, state, m, stk, out, cap, collect, max_steps):
             stk[FLG, d] |= _HAS_CHILD
             continue
         m[d] = v
+        if tree is not None:
+            tree[d] += 1
         if d == k - 1:
             stk[FLG, d] |= _FOUND | _HAS_CHILD
             if collect:
