@@ -34,11 +34,12 @@ def _queries(base, names):
 
 
 def profile_queries(G, base, names, reps):
+    import cupy as cp
+
     import nx_gsm
     from nx_gsm.api import prepare
     from nx_gsm.engines.cpu import CpuEngine
     from nx_gsm.engines.gpu.gmatch import GMatchEngine
-    import cupy as cp
 
     cpu, eng = CpuEngine(), GMatchEngine()
     levels = []
@@ -80,14 +81,15 @@ def profile_queries(G, base, names, reps):
 
 
 def profile_pieces(G, base, reps):
-    import nx_gsm
+    import cupy as cp
     from numba import cuda
+
+    import nx_gsm
     from nx_gsm.api import prepare
     from nx_gsm.engines.gpu import gmatch as gm
-    from nx_gsm.engines.gpu.gmatch import config, kernels
     from nx_gsm.engines.gpu.common import quiet
+    from nx_gsm.engines.gpu.gmatch import config, kernels
     from nx_gsm.engines.gpu.residency import DevPlan, PlanSlots
-    import cupy as cp
 
     @cuda.jit
     def nop(x):
@@ -195,7 +197,7 @@ def profile_api(Gnx, base, names, reps):
     call) against one kept GMatchEngine counting a fresh plan each time, the CPU engine through
     the API, and the planning alone; median of ``reps`` per query, geometric means last."""
     import nx_gsm
-    from gpu.bench_engines import _geo
+    from benchmarks.gpu_engines import _geo
     from nx_gsm.api import prepare
     from nx_gsm.engines.gpu.gmatch import GMatchEngine
 
@@ -232,7 +234,7 @@ def profile_api(Gnx, base, names, reps):
 
 def main(argv=None):
     import nx_gsm
-    from gpu.check import _data_root
+    from benchmarks.gpu_suites import data_root as _data_root
     from nx_gsm.interop.networkx import as_gsm
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])

@@ -2,7 +2,7 @@
 multiplicity changes against a dict-of-dicts reference, through relocations, arena growth and
 re-spreads. Here with NumPy's array merge; the same checks run the device merge kernels under the
 CUDA simulator (tests/gpu_sim_pma_cases.py, where RowPMA merges with them by default) and on the
-card (gpu/tests/test_pma.py)."""
+card (tests/test_card_pma.py)."""
 
 import random
 

@@ -1,53 +1,229 @@
-"""The GPU check's tests phase (``gpu/check.py``), on the CPU: card test files run as parallel
-pytest processes, GAMMA's random blocks dealt over several, counts read from each junit file, and
-a process past the phase's time killed and reported instead of counted."""
+"""The GPU check's host logic (``gpu/check.py``, ``gpu/card_tests.py``, ``benchmarks/gpu_suites.py``)
+on the CPU: the pytest shares and their outcomes (a share killed at the phase's time still
+counted, and named with the test it was in), phase selection, the time budget shared out, the
+record, the egsm hook, the bench's warm-up and its screened query lists."""
 
-import os
-import subprocess
+import json
 import sys
+import types
 from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from gpu import check  # noqa: E402
+import conftest  # noqa: E402
+from benchmarks import gpu_suites as suites  # noqa: E402
+from gpu import card_tests, check  # noqa: E402
+
+# a conftest for made-up test files outside tests/: this repository's hooks and options
+PLUGIN = f"""
+import importlib.util
+spec = importlib.util.spec_from_file_location("repo_conftest", {str(ROOT / "tests" / "conftest.py")!r})
+mod = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(mod)
+globals().update({{k: v for k, v in vars(mod).items() if k.startswith("pytest_")}})
+"""
 
 
-def test_jobs_cover_every_card_file_and_every_gamma_block():
-    jobs = check._test_jobs(gamma_cases=40, gamma_jobs=6)
-    names = [n for n, _, _ in jobs]
-    files = {Path(t[0]).stem for _, t, _ in jobs}
-    assert {"test_gmatch", "test_gsi", "test_geneva", "test_faults", "test_partitioned",
-            "test_gpu_formats", "test_gamma"} <= files
-    blocks = [t for n, ts, _ in jobs if n.startswith("test_gamma_random_") for t in ts]
-    assert sorted(int(b.rsplit("[", 1)[1][:-1]) for b in blocks) == list(range(20))
-    assert len([n for n in names if n.startswith("test_gamma_random_")]) == 6
-    assert all(env.get("GAMMA_CASES") == "40" for n, _, env in jobs if "gamma" in n)
-    assert not any(n.startswith("test_gamma_random_")
-                   for n, _, _ in check._test_jobs(gamma_cases=0, gamma_jobs=6))
-    # more processes than 20 blocks: the cases are cut into as many blocks, which pytest collects
-    many = [(ts, env) for n, ts, env in check._test_jobs(gamma_cases=40, gamma_jobs=50)
-            if n.startswith("test_gamma_random_")]
-    assert len(many) == 50 and all(env["GAMMA_BLOCKS"] == "50" for _, env in many)
-    out = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q",
-                          "-p", "no:cacheprovider", *[t for ts, _ in many for t in ts]],
-                         cwd=ROOT, capture_output=True, text=True,
-                         env=dict(os.environ, GAMMA_BLOCKS="50"))
-    assert "50 tests collected" in out.stdout, out.stdout[-2000:]
+def _item(nodeid, spread=False):
+    mark = SimpleNamespace(kwargs={"spread": True} if spread else {})
+    return SimpleNamespace(nodeid=nodeid, get_closest_marker=lambda name: mark)
 
 
-def test_counts_from_each_process_and_a_killed_one_not_counted(tmp_path):
-    (tmp_path / "test_ok.py").write_text("def test_a():\n    pass\n\ndef test_b():\n    pass\n")
-    (tmp_path / "test_bad.py").write_text("def test_c():\n    assert 1 == 2\n")
-    (tmp_path / "test_slow.py").write_text("import time\n\ndef test_d():\n    time.sleep(60)\n")
-    jobs = [(n, [str(tmp_path / f"{n}.py")], {}) for n in ("test_ok", "test_bad", "test_slow")]
+def test_shares_keep_files_whole_and_deal_spread_tests_one_by_one():
+    items = [_item("tests/test_b.py::t1"), _item("tests/test_a.py::t1"),
+             _item("tests/test_b.py::t2"), _item("tests/test_c.py::s[0]", spread=True),
+             _item("tests/test_c.py::s[1]", spread=True), _item("tests/test_c.py::s[2]", spread=True),
+             _item("tests/test_c.py::plain")]
+    ids = {id(it): it.nodeid for it in items}
+    got = [[ids[x] for x in share] for share in conftest.shard(items, 2)]
+    assert got == [["tests/test_a.py::t1", "tests/test_c.py::plain", "tests/test_c.py::s[1]"],
+                   ["tests/test_b.py::t1", "tests/test_b.py::t2", "tests/test_c.py::s[0]",
+                    "tests/test_c.py::s[2]"]]
+    assert sorted(x for share in conftest.shard(items, 5) for x in share) == sorted(ids)
+
+
+def test_outcomes_read_back_with_the_test_a_killed_process_was_in(tmp_path):
+    lines = [{"start": "a"}, {"nodeid": "a", "when": "call", "outcome": "passed"},
+             {"nodeid": "a", "when": "teardown", "outcome": "error", "message": "leak"},
+             {"start": "b"}, {"nodeid": "b", "when": "setup", "outcome": "skipped"},
+             {"start": "c"}]
+    path = tmp_path / "o.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    final, running = card_tests.read_outcomes(path)
+    assert {k: v["outcome"] for k, v in final.items()} == {"a": "error", "b": "skipped"}
+    assert running == "c"
+    assert card_tests.read_outcomes(tmp_path / "none.jsonl") == ({}, None)
+
+
+def test_shares_run_in_parallel_and_a_killed_share_still_counts(tmp_path):
+    tests = tmp_path / "t"
+    tests.mkdir()
+    (tests / "conftest.py").write_text(PLUGIN)
+    (tests / "test_ok.py").write_text("def test_a():\n    pass\n\ndef test_b():\n    pass\n")
+    (tests / "test_bad.py").write_text("def test_c():\n    assert 1 == 2\n")
+    (tests / "test_slow.py").write_text("import time\n\ndef test_d():\n    time.sleep(60)\n")
+    (tests / "test_prop.py").write_text(
+        "def test_e(record_property):\n    record_property('conformance', {'label': 'x'})\n")
+    out = tmp_path / "out"
+    out.mkdir()
+    res = card_tests.run_pytest("t", [str(tests)], 2, 15.0, out, log=lambda *a: None,
+                                marker="unit")
+    # files in turn: share 0 test_bad, test_prop; share 1 test_ok, test_slow (killed in it)
+    assert (res["passed"], res["failed"], res["errors"]) == (3, 1, 0)
+    assert res["timed_out"] == ["share 1 in " + res["shards"][1]["running"]]
+    assert res["shards"][1]["running"].endswith("test_slow.py::test_d")
+    assert res["shards"][0]["rc"] == 1 and res["shards"][1]["rc"] == "timeout"
+    assert res["rc"] == 1 and len(res["failures"]) == 1
+    assert res["failures"][0].startswith("test_bad.py::test_c: ") and "1 == 2" in res["failures"][0]
+    assert [p["conformance"] for p in res["properties"].values()] == [{"label": "x"}]
+    assert {Path(f).name: c["passed"] for f, c in res["files"].items()} == {
+        "test_ok.py": 2, "test_bad.py": 0, "test_prop.py": 1}
+
+
+def test_a_share_that_pytest_refuses_is_a_failure(tmp_path):
+    res = card_tests.run_pytest("t", ["--no-such-option"], 1, 30.0, tmp_path,
+                                log=lambda *a: None)
+    assert res["rc"] == 1 and "exited with status 4" in res["failures"][0]
+
+
+def _args(*extra):
+    return check.parse_args(["--out", "unused", *extra])
+
+
+def test_phases_run_in_order_only_when_chosen_and_not_without_a_device(tmp_path, monkeypatch):
+    monkeypatch.setattr(check, "_write", lambda rec, out: None)
+    ran = []
+    steps = [(name, lambda rec, name=name: ran.append(name)) for name in check.PHASES]
+    rec = {"phases": {}}
+    check.run_phases(rec, steps, ["bench", "tests"], tmp_path, lambda: 100.0)
+    assert ran == ["tests", "bench"] and list(rec["phases"]) == ["tests", "bench"]
+    # a phase that raises is recorded and the next still runs
+    steps[1] = ("tests", lambda rec: 1 / 0)
+    rec = {"phases": {}}
+    check.run_phases(rec, steps, ["tests", "bench"], tmp_path, lambda: 100.0)
+    assert not rec["phases"]["tests"]["ok"] and "ZeroDivisionError" in rec["phases"]["tests"][
+        "error"] and rec["phases"]["bench"]["ok"]
+    # no device: the warm-up says why, and nothing after it runs
+    ran.clear()
+    steps[0] = ("warmup", lambda rec: rec.update(device_reason="no card"))
+    check.run_phases({"phases": {}}, steps, list(check.PHASES), tmp_path, lambda: 100.0)
+    assert ran == []
+    with pytest.raises(SystemExit):
+        check.parse_args(["--phases", "warmup,tsets"])
+
+
+def test_the_budget_is_shared_out_as_the_phases_start(monkeypatch):
+    got = {}
+    monkeypatch.setattr(check, "phase_tests", lambda rec, t, *a: got.setdefault("tests", t))
+    monkeypatch.setattr(check, "phase_conformance",
+                        lambda rec, t, *a: got.setdefault("conformance", t))
+    monkeypatch.setattr(suites, "yeast", lambda rec, t, *a: got.setdefault("yeast", t))
+    monkeypatch.setattr(suites, "bench", lambda rec, t, *a: got.setdefault("bench", t))
+    monkeypatch.setattr(suites, "engines", lambda rec, t, *a: got.setdefault("engines", t))
+    # the lead's protocol: 520 s, tests at most 110 s, no phase after the bench
+    args = _args("--tests-timeout", "110", "--cpu-timeout", "10", "--gpu-limit", "5")
+    phases = ["warmup", "tests", "conformance", "yeast", "bench"]
+    steps = dict(check.plan(args, phases, lambda: 400.0))
+    for name in ("tests", "conformance", "yeast", "bench"):
+        steps[name]({})
+    assert got == {"tests": 110.0, "conformance": 200.0, "yeast": 60.0, "bench": 395.0}
+    # little time left: every phase shrinks, to its floor; phases after the bench keep theirs
+    got.clear()
+    steps = dict(check.plan(args, phases + ["engines", "sanitize"], lambda: 50.0))
+    for name in ("tests", "conformance", "yeast", "bench", "engines"):
+        steps[name]({})
+    assert got == {"tests": 30.0, "conformance": 30.0, "yeast": 10.0, "bench": 20.0,
+                   "engines": 20.0}
+    # the tests alone take all that is left, up to their timeout
+    got.clear()
+    dict(check.plan(_args("--tests-timeout", "500"), ["tests"], lambda: 300.0))["tests"]({})
+    assert got == {"tests": 300.0}
+
+
+def _fake_run(name, args, jobs, timeout, out_dir, env=None, log=print, marker="gpu"):
+    """What ``run_pytest`` returns, per phase, as a card would."""
+    base = {"passed": 0, "failed": 0, "errors": 0, "skipped": 0, "failures": [],
+            "files": {}, "shards": {}, "timed_out": [], "properties": {}, "rc": 0,
+            "seconds": 1.0}
+    if name == "tests":
+        assert env["GAMMA_CASES"] == "50" and env["GAMMA_BLOCKS"] == "20"
+        assert args == ["tests", f"--ignore={card_tests.CONFORMANCE}"] and jobs == 4
+        return {**base, "passed": 400, "failed": 1, "skipped": 2, "rc": 1,
+                "failures": ["tests/test_card_gsi.py::t: AssertionError"]}
+    assert name == "conformance" and env["CONFORMANCE_FULL"] == "0"
+    assert args == [f"{card_tests.CONFORMANCE}::test_conformance_suite_on_gpu_engine[gsi]",
+                    f"{card_tests.CONFORMANCE}::test_conformance_suite_on_gpu_engine"
+                    "[gmatch-dfs]"]
+    props = {f"x[{lab}]": {"conformance": {"label": lab, "ok": True, "passed": 784,
+                                           "failed": 0, "yeast_matched": 528,
+                                           "yeast_checked": 528}}
+             for lab in ("gsi", "gmatch[dfs]")}
+    return {**base, "passed": 2, "properties": props}
+
+
+def test_the_record_has_the_commit_date_counts_and_ratios(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(card_tests, "run_pytest", _fake_run)
+    monkeypatch.setenv("GSM_COMMIT", "abc123")
+    monkeypatch.setenv("NX_GSM_DATASETS", str(tmp_path / "data"))
+
+    def bench(rec, *a):
+        rows = [{"suite": "yeast-16", "baseline": "cpu", "ratio": r, "gmatch_s": 0.1,
+                 "matches_per_s": 1e6, "count": 5} for r in (10.0, 40.0)]
+        rec["benchmarks"] = [suites.suite_summary("yeast-16", rows)]
+        rec["benchmark_rows"] = rows
+
+    monkeypatch.setattr(suites, "bench", bench)
+    monkeypatch.setattr(suites, "yeast",
+                        lambda rec, *a: rec.update(yeast_gmatch={"matched": 9, "checked": 9}))
+    assert check.main(["--phases", "tests,conformance,yeast,bench", "--tests-jobs", "4",
+                       "--gamma-cases", "50", "--conformance-engines", "gsi,gmatch[dfs]",
+                       "--out", str(tmp_path)]) == 0
+    rec = json.loads((tmp_path / "gpu_check.json").read_text())
+    assert rec["commit"] == "abc123" and rec["date"] and rec["schema"] == "nx-gsm-gpu-check/2"
+    assert list(rec["phases"]) == ["tests", "conformance", "yeast", "bench"]
+    assert all(p["ok"] for p in rec["phases"].values())
+    assert (rec["tests"]["passed"], rec["tests"]["failed"], rec["tests"]["gamma_cases"]) == (
+        400, 1, 50)
+    assert set(rec["conformance"]) == {"gsi", "gmatch[dfs]"}
+    assert rec["engines"]["gsi"] == {
+        "tests_passed": 400, "tests_failed": 1, "conformance_passed": 784,
+        "conformance_failed": 0, "conformance_yeast_matched": 528,
+        "conformance_yeast_checked": 528, "yeast_published_matched": 9,
+        "yeast_published_checked": 9}
+    assert set(rec["engines"]) == {"gmatch", "gsi", "gmatch[dfs]"}
+    b = rec["benchmarks"][0]
+    assert b["median_ratio"] == 25.0 and b["geomean_ratio"] == pytest.approx(20.0)
+    out = capsys.readouterr().out
+    assert "record: " in out and "yeast-16" in out and "phase bench" in out
+
+
+def test_the_egsm_phase_calls_the_peer_where_it_is(monkeypatch):
+    from benchmarks.tools import Unavailable
+
+    calls = []
+    fake = types.ModuleType("benchmarks.egsm")
+
+    def vs_egsm(**kw):
+        calls.append(kw)
+        return {"yeast-16": {"geomean": 2.0}}
+
+    fake.vs_egsm = vs_egsm
+    monkeypatch.setitem(sys.modules, "benchmarks.egsm", fake)
     rec = {}
-    check.phase_tests(rec, 10.0, tmp_path, jobs=jobs)
-    t = rec["tests"]
-    assert (t["passed"], t["failed"]) == (2, 1) and t["timed_out"] == ["test_slow"]
-    assert t["jobs"]["test_slow"]["rc"] == "timeout" and t["rc"] == 1
-    # junit's class name carries the file's path from pytest's rootdir, which varies
-    assert len(t["failures"]) == 1 and t["failures"][0].endswith("test_bad::test_c")
+    check.phase_egsm(rec, 7, 3.0)
+    assert rec["vs_egsm"] == {"yeast-16": {"geomean": 2.0}}
+    assert calls[0]["queries"] == 7 and calls[0]["timeout"] == 3.0
+
+    def unavailable(**kw):
+        raise Unavailable("EGSM is not built")
+
+    fake.vs_egsm = unavailable
+    check.phase_egsm(rec, 7, 3.0)
+    assert rec["vs_egsm"] == {"skipped": "EGSM is not built"}
 
 
 def test_each_suite_warms_its_engines_and_the_baseline_worker_first(tmp_path):
@@ -81,18 +257,19 @@ def test_each_suite_warms_its_engines_and_the_baseline_worker_first(tmp_path):
             self.calls.append(args)
             return ("ok", 6, 0.0)
 
+    quiet = lambda *a: None  # noqa: E731
     eng, variants, worker = Eng(), {"a": Eng(), "b": Eng()}, Worker()
-    check._warm_suite("yeast", base, G, eng, variants, worker, "cpu")
+    suites.warm_suite("yeast", base, G, eng, variants, worker, "cpu", quiet)
     assert [len(e.plans) for e in (eng, *variants.values())] == [1, 1, 1]
     assert eng.plans[0].k == 3
     assert [(a[0], Path(a[2]).name) for a in worker.calls] == [("cpu", "query_dense_16_1.graph")]
     # the VF2 suite: the engines, not the (NetworkX) baseline
-    check._warm_suite("yeast", base, G, eng, variants, worker, "vf2")
+    suites.warm_suite("yeast", base, G, eng, variants, worker, "vf2", quiet)
     assert [len(e.plans) for e in (eng, *variants.values())] == [2, 2, 2]
     assert len(worker.calls) == 1
     # a dataset without a warm-up query (or without the file) warms nothing
-    check._warm_suite("wordnet", base, G, eng, variants, worker, "cpu")
-    check._warm_suite("human", base, G, eng, variants, worker, "cpu")
+    suites.warm_suite("wordnet", base, G, eng, variants, worker, "cpu", quiet)
+    suites.warm_suite("human", base, G, eng, variants, worker, "cpu", quiet)
     assert len(eng.plans) == 2 and len(worker.calls) == 1
 
 
@@ -100,24 +277,25 @@ def test_screened_queries_go_to_their_dataset_and_size_suite():
     # what benchmarks.vf2_screen prints, plus the older yeast lists without a dataset
     entries = ["dense_8_5", "yeast:dense_16_6", "human:sparse_8_3", "human:dense_8_12",
                "sparse_16_2", "yeast:sparse_8_9", "human:dense_16_1"]
-    assert check._screened(entries, "yeast", ["dense_8", "sparse_8"]) == ["dense_8_5",
+    assert suites.screened(entries, "yeast", ["dense_8", "sparse_8"]) == ["dense_8_5",
                                                                           "sparse_8_9"]
-    assert check._screened(entries, "yeast", ["dense_16", "sparse_16"]) == ["dense_16_6",
+    assert suites.screened(entries, "yeast", ["dense_16", "sparse_16"]) == ["dense_16_6",
                                                                             "sparse_16_2"]
-    assert check._screened(entries, "human", ["dense_8", "sparse_8"]) == ["sparse_8_3",
+    assert suites.screened(entries, "human", ["dense_8", "sparse_8"]) == ["sparse_8_3",
                                                                           "dense_8_12"]
-    assert check._screened(entries, "wordnet", ["dense_8", "sparse_8"]) == []
+    assert suites.screened(entries, "wordnet", ["dense_8", "sparse_8"]) == []
 
 
 def test_the_committed_screens_give_the_issue_sets_finished_queries():
-    got = check.screened_queries()
+    got = suites.screened_queries()
     assert len(got) == len(set(got)) and all(e.count(":") == 1 for e in got)
-    y16 = check._screened(got, "yeast", ["dense_16", "sparse_16"])
+    y16 = suites.screened(got, "yeast", ["dense_16", "sparse_16"])
     # the 15 yeast 16-vertex queries VF2 finished within the card-host screen's 13 s cap
     assert y16[:3] == ["dense_16_6", "dense_16_9", "dense_16_14"] and len(y16) == 15
-    assert check._screened(got, "human", ["dense_8", "sparse_8"]) == []
-    y8 = check._screened(got, "yeast", ["dense_8", "sparse_8"])
+    assert suites.screened(got, "human", ["dense_8", "sparse_8"]) == []
+    y8 = suites.screened(got, "yeast", ["dense_8", "sparse_8"])
     assert len(y8) == 108 and y8[0] == "dense_8_4"
-    assert check._vf2_queries("screened") == got
-    assert check._vf2_queries("dense_8_4,human:sparse_8_3") == ["dense_8_4", "human:sparse_8_3"]
-    assert check._vf2_queries(None) is None
+    assert suites.vf2_queries("screened") == got
+    assert suites.vf2_queries("dense_8_4,human:sparse_8_3") == ["dense_8_4", "human:sparse_8_3"]
+    assert suites.vf2_queries(None) is None
+

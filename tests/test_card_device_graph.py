@@ -11,10 +11,8 @@ import pytest
 from networkx.algorithms import isomorphism as iso
 
 import nx_gsm
-from nx_gsm.engines.gpu import device_reason
 
-_REASON = device_reason()
-pytestmark = pytest.mark.skipif(_REASON is not None, reason=f"no usable CUDA device: {_REASON}")
+pytestmark = pytest.mark.gpu  # the card: tests/conftest.py skips it without a device
 
 
 def _device_csr(G):
@@ -70,8 +68,8 @@ def test_device_graph_matches_vf2(no_host_copy, directed, induced):
 
 
 def test_device_graph_kernels_read_the_callers_buffers(no_host_copy):
-    from nx_gsm.engines.gpu.residency import graph_to_device
     from nx_gsm.engines.gpu.device import array_module
+    from nx_gsm.engines.gpu.residency import graph_to_device
 
     G = nx.gnp_random_graph(50, 0.1, seed=2)
     indptr, indices = _device_csr(G)

@@ -1,7 +1,8 @@
-"""``client=`` with GPU workers (issue 7): one Dask worker process per GPU running gmatch, counts and
-mapping sets equal to the single in-process run and to VF2 for every cluster size the machine
-allows (1 and 2 workers on a two-GPU host), on random cases of every graph class in both modes and
-on the yeast published counts; a GPU worker killed mid-task is re-run without double counting.
+"""``client=`` with GPU workers (issue 7): one Dask worker process per GPU running gmatch,
+counts and mapping sets equal to the single in-process run and to VF2 for every cluster size the
+machine allows (1 and 2 workers on a two-GPU host), on random cases of every graph class in both
+modes and on the yeast published counts; a GPU worker killed mid-task is re-run without double
+counting.
 """
 
 import os
@@ -11,11 +12,9 @@ from networkx.algorithms import isomorphism as iso
 
 import nx_gsm
 from nx_gsm import distributed as dist
-from nx_gsm.engines.gpu import device_reason
 from nx_gsm.testing import kill_once_plugin, random_case
 
-_REASON = device_reason()
-pytestmark = pytest.mark.skipif(_REASON is not None, reason=f"no usable CUDA device: {_REASON}")
+pytestmark = pytest.mark.gpu  # the card: tests/conftest.py skips it without a device
 pytest.importorskip("distributed")
 
 _MATCHER = {(False, False): iso.GraphMatcher, (True, False): iso.DiGraphMatcher,

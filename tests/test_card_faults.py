@@ -11,10 +11,8 @@ import numpy as np
 import pytest
 
 from nx_gsm.api import prepare
-from nx_gsm.engines.gpu import device_reason
 
-_REASON = device_reason()
-pytestmark = pytest.mark.skipif(_REASON is not None, reason=f"no usable CUDA device: {_REASON}")
+pytestmark = pytest.mark.gpu  # the card: tests/conftest.py skips it without a device
 
 
 def _rows(chunks, k):
@@ -71,6 +69,8 @@ def _cases():
     return out
 
 
+# a hundred runs of a second or more: gpu.check deals them over its processes one by one
+@pytest.mark.gpu(spread=True)
 @pytest.mark.parametrize("engine,site", _cases())
 @pytest.mark.parametrize("kind", ["oom", "launch"])
 @pytest.mark.parametrize("skip", [0, 1, 2])

@@ -7,14 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from nx_gsm.engines.gpu.gamma import gamma_reason
-
-_REASON = gamma_reason()
-pytestmark = pytest.mark.skipif(_REASON is not None, reason=f"no usable CUDA device: {_REASON}")
+pytestmark = pytest.mark.gpu  # the card: tests/conftest.py skips it without a device
 
 
 def _cases():
-    path = Path(__file__).resolve().parents[2] / "tests" / "test_gpma.py"
+    path = Path(__file__).resolve().parent / "test_gpma.py"
     spec = importlib.util.spec_from_file_location("gpma_cases", path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)

@@ -2,27 +2,38 @@
 reuse the marshalled arguments and call the driver directly. Real card only (the simulator has
 no driver launch)."""
 
+import functools
+
 import numpy as np
 import pytest
-from numba import cuda
 
 from nx_gsm.engines.gpu.common import Launches, kernel_array
 
-cp = pytest.importorskip("cupy")
+pytestmark = pytest.mark.gpu  # the card: tests/conftest.py skips it without a device
 
 
-@cuda.jit
-def _axpy(out, x, y, a, n):
-    i = cuda.grid(1)
-    if i < n:
-        out[i] = a * x[i] + y[i]
+@functools.cache
+def _kernel():
+    # defined on first use: collecting this file on a machine without CUDA must not need it
+    from numba import cuda
+
+    @cuda.jit
+    def axpy(out, x, y, a, n):
+        i = cuda.grid(1)
+        if i < n:
+            out[i] = a * x[i] + y[i]
+
+    return axpy
 
 
 def _arr(v, dt=np.int64):
+    import cupy as cp
+
     return kernel_array(cp.asarray(np.asarray(v, dtype=dt)))
 
 
 def test_kept_launches_equal_numba_launches():
+    _axpy = _kernel()
     launch = Launches()
     rng = np.random.default_rng(1)
     out = _arr(np.zeros(1000))
@@ -41,6 +52,7 @@ def test_kept_launches_equal_numba_launches():
 
 
 def test_other_types_and_sites_go_through_numba():
+    _axpy = _kernel()
     launch = Launches()
     out = _arr(np.zeros(8))
     x, y = _arr(np.arange(8)), _arr(np.ones(8))
@@ -64,6 +76,9 @@ def test_cupy_arrays_marshalled_without_numba():
     """CuPy arrays straight in: new objects each launch (views at an offset included) take the
     kept path's own marshalling, checked against Numba's at the site's first launch; a strided
     view (another Numba layout than the compiled one) goes through Numba's launch."""
+    import cupy as cp
+
+    _axpy = _kernel()
     launch = Launches()
     rng = np.random.default_rng(2)
     out = cp.zeros(1000, dtype=np.int64)

@@ -2,7 +2,7 @@
 
 Run by ``python3 -m gpu.check --phases ...,engines`` (phase ``engines``) or alone::
 
-    python3 -m gpu.bench_engines --sets yeast-4,yeast-8 --per-group 10 --out $OUT/engines.json
+    python3 -m benchmarks.gpu_engines --sets yeast-4,yeast-8 --per-group 10 --out $OUT/engines.json
 
 For every query of each set, every engine enumerates all matches (``find_subgraph_monomorphisms``
 with ``node_label="label"``: the full materialisation the BFS engines are built for) after a
@@ -80,7 +80,8 @@ def _geo(xs):
 
 def run_sets(sets, per_group, cap, budget, log=print):
     import nx_gsm
-    from benchmarks.suites import build_suite
+
+    from .suites import build_suite
 
     deadline = time.perf_counter() + budget
     out = {"engines": list(ENGINES), "cap_seconds": cap, "sets": {}}
@@ -218,7 +219,7 @@ def auto_ratios(rows):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(prog="python3 -m gpu.bench_engines", description=__doc__,
+    ap = argparse.ArgumentParser(prog="python3 -m benchmarks.gpu_engines", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sets", default=",".join(DEFAULT_SETS))
     ap.add_argument("--per-group", type=int, default=10)

@@ -14,13 +14,12 @@ import numpy as np
 import pytest
 
 from nx_gsm.api import prepare
-from nx_gsm.engines.gpu import device_reason, faults
+from nx_gsm.engines.gpu import faults
 from nx_gsm.testing import CLASSES, random_case
 from nx_gsm.testing import row_set as _as_set
 from nx_gsm.testing import rows_of as _rows
 
-_REASON = device_reason()
-pytestmark = pytest.mark.skipif(_REASON is not None, reason=f"no usable CUDA device: {_REASON}")
+pytestmark = pytest.mark.gpu  # the card: tests/conftest.py skips it without a device
 pytest.importorskip("pymetis")
 
 
@@ -79,8 +78,16 @@ def test_larger_graphs_cross_on_gpu(cls):
 
 def test_filter_dedups_and_cross_gpu_equals_cpu_per_group():
     from nx_gsm.engines.gpu.gmatch import GMatchEngine
-    from nx_gsm.engines.partitioned import (_back_pairs, _grow_all, _pair_order, _seed_ok,
-                                            cut_pairs, partition, plan_arrays, reorder)
+    from nx_gsm.engines.partitioned import (
+        _back_pairs,
+        _grow_all,
+        _pair_order,
+        _seed_ok,
+        cut_pairs,
+        partition,
+        plan_arrays,
+        reorder,
+    )
 
     G = nx.gnm_random_graph(150, 1500, seed=3)  # 2,688 K4 matches, 2,304 across 8 parts
     plan, _, _ = prepare(G, nx.complete_graph(4), "mono")

@@ -19,17 +19,15 @@ import networkx as nx
 import pytest
 from networkx.algorithms import isomorphism as iso
 
-from nx_gsm.engines.gpu.gamma import gamma_reason
 from nx_gsm.incremental import IncrementalMatcher
 from nx_gsm.testing import plain_row_batches, random_graph
 
-_REASON = gamma_reason()
-pytestmark = pytest.mark.skipif(_REASON is not None, reason=f"no usable CUDA device: {_REASON}")
+pytestmark = pytest.mark.gpu  # the card: tests/conftest.py skips it without a device
 
 CLASSES = [nx.Graph, nx.DiGraph, nx.MultiGraph, nx.MultiDiGraph]
 N_CASES = int(os.environ.get("GAMMA_CASES", "2000"))
-# blocks of cases (seed = block mod N_BLOCKS): more blocks, more parallel processes (gpu.check);
-# VF2 on a few cases with 10^5 matches takes minutes of one core
+# blocks of cases (seed = block mod N_BLOCKS): more blocks, more parallel processes (gpu.check
+# sets it to its process count); VF2 on a few cases with 10^5 matches takes minutes of one core
 N_BLOCKS = int(os.environ.get("GAMMA_BLOCKS", "20"))
 
 
@@ -96,6 +94,9 @@ def _case(seed):
     return G, H, dict(induced=induced, node_match=nm, edge_match=em), rnd, nl, nel
 
 
+# VF2 on every batch keeps a process busy for minutes: gpu.check deals the blocks over its
+# processes one by one
+@pytest.mark.gpu(spread=True)
 @pytest.mark.parametrize("block", range(N_BLOCKS))
 def test_random_batches_equal_cpu_path_and_vf2(block):
     for seed in range(block, N_CASES, N_BLOCKS):

@@ -14,14 +14,12 @@ from networkx.algorithms import isomorphism as iso
 
 import nx_gsm
 from nx_gsm.api import prepare
-from nx_gsm.engines.gpu import device_reason
 from nx_gsm.testing import CLASSES, random_case
 from nx_gsm.testing import random_graph as _random_graph
 from nx_gsm.testing import row_set as _as_set
 from nx_gsm.testing import rows_of as _rows
 
-_REASON = device_reason()
-pytestmark = pytest.mark.skipif(_REASON is not None, reason=f"no usable CUDA device: {_REASON}")
+pytestmark = pytest.mark.gpu  # the card: tests/conftest.py skips it without a device
 
 def _engine(**kw):
     from nx_gsm.engines.gpu.geneva import GenevaEngine

@@ -1,0 +1,123 @@
+"""The GPU check's test phases: ``pytest -m gpu`` as parallel processes on the card's host.
+
+The card has one GPU and the host many cores, and most of a card test's time is the host's
+(VF2 and the CPU engine as oracles, JIT): ``--tests-jobs`` processes each run a share of the
+selected tests (``--shard I/N``: each test file whole, so a process compiles only its engines'
+kernels, and the tests marked ``gpu(spread=True)`` dealt one by one), and each appends its
+outcomes to a JSON-lines file as they happen (``--outcomes``), so a process killed at the
+phase's time still reports what it finished and names the test it was in. Both options are
+``tests/conftest.py``'s.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CONFORMANCE = "tests/test_card_conformance.py"
+COUNTS = ("passed", "failed", "errors", "skipped")
+
+
+def read_outcomes(path):
+    """(final outcome record per test id, the test started last and never finished)."""
+    final, running = {}, None
+    if not Path(path).exists():
+        return final, running
+    for line in Path(path).read_text(encoding="utf-8").splitlines():
+        rec = json.loads(line)
+        if "start" in rec:
+            running = rec["start"]
+            continue
+        old = final.get(rec["nodeid"])
+        # a teardown error after a passed call makes the test an error
+        if old is None or rec["outcome"] in ("failed", "error"):
+            final[rec["nodeid"]] = rec
+        if rec["nodeid"] == running:
+            running = None
+    return final, running
+
+
+def run_pytest(name, args, jobs, timeout, out_dir, env=None, log=print, marker="gpu"):
+    """``pytest -m MARKER ARGS`` as ``jobs`` parallel shares within ``timeout`` seconds; returns
+    counts, failures, per-file counts, per-share status and each test's recorded properties."""
+    t0 = time.perf_counter()
+    procs = []
+    for i in range(jobs):
+        outcomes = Path(out_dir) / f"{name}_{i}.jsonl"
+        outcomes.unlink(missing_ok=True)
+        out = open(Path(out_dir) / f"{name}_{i}.log", "w", encoding="utf-8")  # noqa: SIM115
+        cmd = [sys.executable, "-m", "pytest", "-m", marker, "-q", "-rfEs", "-p",
+               "no:cacheprovider", f"--shard={i}/{jobs}", f"--outcomes={outcomes}", *args]
+        procs.append((subprocess.Popen(cmd, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT,
+                                       env=dict(os.environ, **(env or {})),
+                                       start_new_session=True), outcomes, out))
+    while time.perf_counter() < t0 + timeout and any(p.poll() is None for p, _, _ in procs):
+        time.sleep(0.5)
+    res = {**dict.fromkeys(COUNTS, 0), "failures": [], "files": {}, "shards": {},
+           "timed_out": [], "properties": {}}
+    for i, (proc, outcomes, out) in enumerate(procs):
+        rc = proc.poll()
+        if rc is None:
+            os.killpg(proc.pid, 9)
+            proc.wait()
+            rc = "timeout"
+        out.close()
+        final, running = read_outcomes(outcomes)
+        res["shards"][i] = {"rc": rc, "tests": len(final), "running": running}
+        if rc == "timeout":
+            res["timed_out"].append(f"share {i} in {running}")
+        elif rc not in (0, 1, 5):  # 5: nothing selected in this share
+            res["failures"].append(f"share {i}: pytest exited with status {rc} ({out.name})")
+        for nodeid, rec in final.items():
+            key = {"error": "errors"}.get(rec["outcome"], rec["outcome"])
+            res[key] = res.get(key, 0) + 1
+            per = res["files"].setdefault(nodeid.split("::")[0], dict.fromkeys(COUNTS, 0))
+            per[key] = per.get(key, 0) + 1
+            if key in ("failed", "errors"):
+                res["failures"].append(f"{nodeid}: {(rec.get('message') or '')[-300:]}")
+            if rec.get("properties"):
+                res["properties"][nodeid] = rec["properties"]
+    res["rc"] = 0 if not res["failures"] and not res["timed_out"] else 1
+    res["seconds"] = time.perf_counter() - t0
+    log(f"{name}: " + ", ".join(f"{res[k]} {k}" for k in COUNTS)
+        + f" in {res['seconds']:.0f}s; timed out: {res['timed_out'] or 'none'}")
+    for f in res["failures"][:20]:
+        log("  FAILED", f[:300])
+    return res
+
+
+def phase_tests(rec, timeout, out_dir, jobs, gamma_cases, log=print):
+    """The card tests but conformance: ``rec["tests"]``."""
+    # GAMMA's random cases in as many blocks as processes (at least 20), dealt one by one
+    env = {"GAMMA_CASES": str(gamma_cases), "GAMMA_BLOCKS": str(max(20, jobs))}
+    res = run_pytest("tests", ["tests", f"--ignore={CONFORMANCE}"], jobs, timeout, out_dir, env,
+                     log)
+    res.pop("properties")
+    res["failures"] = res["failures"][:50]
+    rec["tests"] = {**res, "gamma_cases": gamma_cases}
+
+
+def phase_conformance(rec, timeout, out_dir, jobs, engines, cases, full, log=print):
+    """The conformance suite on the GPU engines (all, or those labelled in ``engines``):
+    ``rec["conformance"]``, per engine label, from what each test recorded."""
+    # a test id per engine label: gmatch[gpu-bfs] -> gmatch-gpu-bfs
+    node = f"{CONFORMANCE}::test_conformance_suite_on_gpu_engine"
+    targets = ([f"{node}[{e.replace('[', '-').rstrip(']')}]" for e in engines] if engines
+               else [CONFORMANCE])
+    env = {"CONFORMANCE_FULL": "1" if full else "0"}
+    if cases is not None:
+        env["CONFORMANCE_CASES"] = str(cases)
+    res = run_pytest("conformance", targets, jobs, timeout, out_dir, env, log)
+    out = {}
+    for props in res["properties"].values():
+        if "conformance" in props:
+            out[props["conformance"]["label"]] = props["conformance"]
+    rec["conformance"] = out
+    rec["conformance_run"] = {k: res[k] for k in (*COUNTS, "failures", "timed_out", "seconds")}
+    for label, r in out.items():
+        log(f"conformance[{label}]:", json.dumps(r, default=str)[:600])
