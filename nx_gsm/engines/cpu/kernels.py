@@ -4,8 +4,9 @@ Shape (the enumeration stage of Sun & Luo's study, with RI/VF2++-style ordering 
 depth-first with an explicit stack (no recursion); the local candidates of depth ``d`` are drawn
 from the shortest candidate-space list (:mod:`nx_gsm.plan.space`) among the images of
 ``order[d]``'s backward neighbours (or its filtered candidate list when it has none), and each is
-tested only for what that list does not imply (:func:`fits`). A count's last depth is counted,
-not walked. :func:`expand` and its relatives make the breadth-first levels that the parallel
+tested only for what that list does not imply (:func:`fits`: a binary search of each other
+driver's list). A count's last depth is counted, not walked: with one other driver, as the size
+of the two lists' intersection by a merge (:func:`_merge_count`). :func:`expand` and its relatives make the breadth-first levels that the parallel
 driver, Dask tasks and the GPU engines start from.
 """
 
@@ -153,22 +154,61 @@ def fits(P, d, v, m, kd):
 
 
 @njit(cache=True, inline="always")
+def _merge_count(vals, a, a1, b, b1):
+    """``|vals[a:a1] & vals[b:b1]|`` of two sorted lists: a branch-free merge (each step
+    advances one cursor or both) where the lists are of similar length, else a binary search
+    of the longer list for each entry of the shorter (Sun & Luo's hybrid set intersection)."""
+    if (b1 - b) > 32 * (a1 - a):
+        n = 0
+        for i in range(a, a1):
+            if _position(vals, b, b1, vals[i]) >= 0:
+                n += 1
+        return n
+    n = 0
+    while a < a1 and b < b1:
+        x = vals[a]
+        y = vals[b]
+        n += x == y
+        a += x <= y
+        b += y <= x
+    return n
+
+
+@njit(cache=True, inline="always")
 def _count_last(P, d, lo, hi, kd, m, stk, anc):
     """The matches below ``m[:d]`` from the last depth's local list entries ``lo:hi``, with that
     depth's failing-set bookkeeping set as the one-by-one loop of :func:`search` would: the
     entries passing :func:`fits`, less those already used at an earlier depth j (each such
-    conflict adds ``anc[d] | anc[j]`` to the failing set)."""
-    drivers = P[10][d + 1] - P[10][d] - (1 if kd >= 0 else 0)
-    if drivers == 0 and P[23][d + 1] == P[23][d]:
+    conflict adds ``anc[d] | anc[j]`` to the failing set).
+
+    With one other driver (and no forbidden edge to test), the entries passing are the two
+    lists' intersection, counted by :func:`_merge_count`. An earlier depth's node is looked up
+    in the list only when it is a candidate of ``order[d]`` at all (one bit): on labelled data
+    most are of another label."""
+    (order, cand_bits, _cp, _cf, _c0, _c1, _c2, _c3, _c4, _c5, drv_ptr, drv_j, cidx, row_off,
+     sptr, sval, _i0, _i1, _e, _ec, _eo, _f, _a, neg_ptr, _n1, _n2) = P
+    t0 = drv_ptr[d]
+    t1 = drv_ptr[d + 1]
+    others = t1 - t0 - (1 if kd >= 0 else 0)
+    plain = neg_ptr[d + 1] == neg_ptr[d]
+    if others == 0 and plain:
         got = hi - lo  # the list implies every test (a mono count's usual last depth)
+    elif others == 1 and plain:
+        t = t0 if t0 != kd else t0 + 1
+        j = drv_j[t]
+        r = row_off[t] + cidx[order[j], m[j]]
+        got = _merge_count(sval, lo, hi, sptr[r], sptr[r + 1])
     else:
         got = 0
         for i in range(lo, hi):
             if fits(P, d, value(P, kd, i), m, kd):
                 got += 1
-    vals = P[3] if kd < 0 else P[15]
+    vals = P[3] if kd < 0 else sval
+    bits = cand_bits[order[d]]
     for j in range(d):
         v = m[j]
+        if (bits[v >> 3] >> (v & 7)) & 1 == 0:
+            continue
         if _position(vals, lo, hi, v) >= 0 and fits(P, d, v, m, kd):
             got -= 1
             stk[FS, d] |= anc[d] | anc[j]
