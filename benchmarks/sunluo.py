@@ -117,13 +117,89 @@ class SunLuoCpp(Tool):
                 "threads": 1}
 
 
+def study_calls(data, query, timeout):
+    """The study code's ``(call count, matches, Total time)`` for one query file, or None where
+    the binary is missing or the run times out."""
+    exe = binary()
+    if not exe.exists():
+        return None
+    try:
+        out = subprocess.run([str(exe), "-d", str(data), "-q", str(query), "-filter", "GQL",
+                              "-order", "GQL", "-engine", "LFTJ", "-num", "MAX"],
+                             capture_output=True, text=True, timeout=timeout,
+                             check=False).stdout
+    except subprocess.TimeoutExpired:
+        return None
+    calls = re.search(r"Call Count: (\d+)", out)
+    found = re.search(r"#Embeddings: (\d+)", out)
+    total = re.search(r"Total time \(seconds\): ([0-9.eE+-]+)", out)
+    if not (calls and found and total):
+        return None
+    return int(calls[1]), int(found[1]), float(total[1])
+
+
+def trees(root, dataset, groups, ids, orders, filters, max_steps, timeout):
+    """Per query, the one-thread search tree of every filter x order (``search_tree``: its
+    calls, i.e. partial matches extended, and whether it finished within ``max_steps``
+    candidates) beside the study code's call count (GQL filter, GQL order, LFTJ): one JSON line
+    each. Tree sizes are deterministic, so they compare stages fairly on a loaded machine."""
+    import json
+
+    from nx_gsm.api import prepare
+    from nx_gsm.engines.cpu import search_tree
+
+    from .datasets import read_sun_luo_graph
+
+    base = Path(root) / "sun-luo" / dataset
+    data = base / "data_graph" / f"{dataset}.graph"
+    G = read_sun_luo_graph(data)
+    for group in groups:
+        for i in ids:
+            qpath = base / "query_graph" / f"query_{group}_{i}.graph"
+            H = read_sun_luo_graph(qpath)
+            row = {"query": f"{group}_{i}"}
+            for flt in filters:
+                for order in orders:
+                    plan, _, _ = prepare(G, H, "mono", node_label="label", filter=flt,
+                                         order=order)
+                    got = search_tree(plan, max_steps=max_steps)
+                    row[f"{flt}/{order}"] = {"calls": got["calls"], "matches": got["matches"],
+                                             "complete": got["complete"],
+                                             "candidates": plan.stages["candidates"]}
+            study = study_calls(data, qpath, timeout)
+            row["sunluo-cpp"] = None if study is None else \
+                dict(zip(("calls", "matches", "seconds"), study))
+            print(json.dumps(row), flush=True)
+
+
 def main(argv=None):
+    from nx_gsm.plan.order import ORDERS
+    from nx_gsm.plan.planner import DEFAULT_FILTER
+
     ap = argparse.ArgumentParser(prog="python -m benchmarks.sunluo",
-                                 description="Build the sunluo-cpp benchmark peer.")
+                                 description="Build the sunluo-cpp benchmark peer; compare "
+                                             "search-tree sizes with it.")
     sub = ap.add_subparsers(dest="cmd", required=True)
     b = sub.add_parser("build", help="configure and build a snapshot of the study code")
     b.add_argument("--source", default=None, help=f"snapshot folder (default {DEFAULT_SOURCE})")
+    t = sub.add_parser("trees", help="search-tree sizes of our filters x orders beside the "
+                                     "study code's call count, one JSON line per query")
+    t.add_argument("--datasets", default=None, help="datasets folder (as for 'run')")
+    t.add_argument("--dataset", default="yeast")
+    t.add_argument("--groups", nargs="+", default=["dense_8", "sparse_8"])
+    t.add_argument("--ids", nargs="+", type=int, default=[1, 34, 67, 101, 134, 167])
+    t.add_argument("--orders", nargs="+", default=list(ORDERS))
+    t.add_argument("--filters", nargs="+", default=[DEFAULT_FILTER])
+    t.add_argument("--max-steps", type=int, default=10**8,
+                   help="candidates a tree may examine before it is cut (complete: false)")
+    t.add_argument("--timeout", type=float, default=20.0, help="seconds for the study code")
     args = ap.parse_args(argv)
+    if args.cmd == "trees":
+        from .datasets import datasets_root
+
+        trees(datasets_root(args.datasets), args.dataset, args.groups, args.ids, args.orders,
+              args.filters, args.max_steps, args.timeout)
+        return 0
     try:
         print(build(args.source))
     except (FileNotFoundError, subprocess.CalledProcessError) as exc:
