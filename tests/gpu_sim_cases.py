@@ -2,7 +2,7 @@
 
 The simulator has no warp intrinsics; gmatch swaps in per-warp barriers there, so the same kernel
 source runs (every lane a Python thread). Cases are tiny: the simulator is ~10^5 times slower.
-Exits non-zero on the first difference from the CPU engine.
+A case fails on its first difference from the CPU engine.
 """
 
 import os
@@ -19,6 +19,13 @@ from nx_gsm.engines.cpu import CpuEngine  # noqa: E402
 from nx_gsm.engines.gpu.gmatch import GMatchEngine  # noqa: E402
 from nx_gsm.testing import random_graph as rand_graph  # noqa: E402
 from nx_gsm.testing import rows_of as _rows  # noqa: E402
+from sim_runner import run_cases, sim_case  # noqa: E402
+
+# two groups, one process each (each under its own timeout): "search" and "levels"; each draws
+# its own random stream in its cases' order (sim_runner runs a group whole)
+RND = {"search": random.Random(5), "levels": random.Random(6)}
+NM = iso.categorical_node_match("c", None)
+SHARED = {}
 
 
 def check(G, H, mode, label, engine_kw, **kw):
@@ -52,11 +59,11 @@ def check(G, H, mode, label, engine_kw, **kw):
         sys.exit(1)
 
 
-def main():
-    rnd = random.Random(5)
-    nm = iso.categorical_node_match("c", None)
-    # the four classes, both modes; the pool stops at depth 1 so the warp DFS does the work,
-    # its local candidate sets drawn from the candidate space (default) or from raw rows
+@sim_case(group="search")
+def classes_and_modes():
+    """The four classes, both modes; the pool stops at depth 1 so the warp DFS does the work,
+    its local candidate sets drawn from the candidate space (default) or from raw rows."""
+    rnd, nm = RND["search"], NM
     for i, cls in enumerate([nx.Graph, nx.DiGraph, nx.MultiGraph, nx.MultiDiGraph]):
         G = rand_graph(rnd, cls, 9, 0.45, loops=i % 2 == 0, n_labels=2, n_elabels=2)
         H = rand_graph(rnd, cls, 3, 0.7, n_labels=2, n_elabels=2)
@@ -70,22 +77,37 @@ def main():
                 for name, P in (("", H), ("piece", piece)):
                     check(G, P, mode, f"{cls.__name__}/{mode}/{name}space={space}",
                           {"pool_target": 1, "steal": False, "candidate_space": space}, **kw)
-    # a disconnected pattern (a depth with no backward neighbour), streamed through 4 rows
-    G = rand_graph(rnd, nx.Graph, 8, 0.4)
+
+
+@sim_case(group="search")
+def disconnected_streamed():
+    """A disconnected pattern (a depth with no backward neighbour), streamed through 4 rows."""
+    G = rand_graph(RND["search"], nx.Graph, 8, 0.4)
     H = nx.Graph([(0, 1)])
     H.add_node(2)
     check(G, H, "mono", "disconnected/streamed", {"pool_target": 1, "out_capacity": 4,
                                                    "steal": False})
-    # work donation between the warps of one block
-    G = rand_graph(rnd, nx.Graph, 12, 0.6)
+
+
+@sim_case(group="search")
+def warp_donation():
+    """Work donation between the warps of one block."""
+    G = rand_graph(RND["search"], nx.Graph, 12, 0.6)
     check(G, nx.path_graph(4), "induced", "donation", {"pool_target": 1, "steal": True,
                                                         "queue_capacity": 8})
-    # the default pool (8 rows here): host BFS levels (HOST_BFS_ROWS), the GPU BFS level that
-    # crosses the target, then the DFS; and a search the host prefix finishes alone
-    G = rand_graph(rnd, nx.Graph, 14, 0.4)
+
+
+@sim_case(group="search")
+def host_prefix():
+    """The default pool (8 rows here): host BFS levels (HOST_BFS_ROWS), the GPU BFS level that
+    crosses the target, then the DFS; and a search the host prefix finishes alone."""
+    nm = NM
+    G = rand_graph(RND["search"], nx.Graph, 14, 0.4)
     nx.set_node_attributes(G, {v: "r" if v == 0 else "x" for v in G}, "c")
+    SHARED["G"] = G
     for H, want_device in ((nx.path_graph(5), True), (nx.cycle_graph(3), False)):
         nx.set_node_attributes(H, {v: "r" if v == 0 else "x" for v in H}, "c")
+        SHARED["H"] = H
         eng_kw = {"steal": False}
         check(G, H, "mono", f"host-prefix/{H.number_of_nodes()}", eng_kw, node_match=nm)
         plan, _, _ = prepare(G, H, "mono", node_match=nm)
@@ -99,9 +121,13 @@ def main():
                 (on_device and st["pool_depth"] <= 1 + st["host_levels"]):
             print("host prefix not as expected:", st)
             sys.exit(1)
-    # host levels wide enough for every host thread (parallel blocks of rows), the whole search
-    # finished on the host: 40 roots, 1,560 rows, 59,280 matches (the chained path: a fused
-    # count leaves levels past FUSED_HOST_ROWS to the device)
+
+
+@sim_case(group="search")
+def host_wide():
+    """Host levels wide enough for every host thread (parallel blocks of rows), the whole search
+    finished on the host: 40 roots, 1,560 rows, 59,280 matches (the chained path: a fused count
+    leaves levels past FUSED_HOST_ROWS to the device)."""
     wide_kw = {"pool_target": 1 << 20, "host_rows": 1 << 20, "steal": False, "fused": False}
     check(nx.complete_graph(40), nx.path_graph(3), "mono", "host-wide", wide_kw)
     eng = GMatchEngine(blocks=1, **wide_kw)
@@ -111,8 +137,12 @@ def main():
         print("the wide host levels did not finish the search (its last level counted):",
               got, eng.last_stats)
         sys.exit(1)
-    # a count's last level counted on the host past host_rows (host_count_rows): 1,560-row
-    # frontier under a cap of 2,000 rows, 59,280 matches counted, nothing on the device
+
+
+@sim_case(group="search")
+def host_count_rows():
+    """A count's last level counted on the host past host_rows (host_count_rows): 1,560-row
+    frontier under a cap of 2,000 rows, 59,280 matches counted, nothing on the device."""
     eng = GMatchEngine(blocks=1, pool_target=1 << 20, host_rows=2000, host_count_rows=60000,
                        steal=False, fused=False)
     got = eng.count(prepare(nx.complete_graph(40), nx.path_graph(3), "mono")[0])
@@ -121,7 +151,13 @@ def main():
         print("host_count_rows did not let the host count the last level:", got,
               eng.last_stats)
         sys.exit(1)
-    # host_rows=0: every prefix level on the GPU's BFS kernels
+
+
+@sim_case(group="search")
+def gpu_bfs():
+    """host_rows=0: every prefix level on the GPU's BFS kernels (host_prefix's graph)."""
+    nm = NM
+    G, H = SHARED["G"], SHARED["H"]
     P5 = nx.path_graph(5)
     nx.set_node_attributes(P5, {v: "r" if v == 0 else "x" for v in P5}, "c")
     check(G, P5, "mono", "gpu-bfs", {"steal": False, "host_rows": 0}, node_match=nm)
@@ -130,16 +166,35 @@ def main():
     if eng.last_stats["host_levels"] != 0 or eng.last_stats["pool_depth"] < 2:
         print("host_rows=0 did not keep the prefix on the device:", eng.last_stats)
         sys.exit(1)
-    donation_cases(nm)
-    fused_cases(nm)
 
 
-def levels_and_plans():
-    rnd = random.Random(6)
-    nm = iso.categorical_node_match("c", None)
-    bfs_level_cases(rnd, nm)
-    bfs_chain_cases(rnd)
-    kept_plan_cases(rnd, nm)
+@sim_case(group="search")
+def donation_ring():
+    donation_cases(NM)
+
+
+@sim_case(group="search")
+def fused():
+    fused_cases(NM)
+
+
+@sim_case(group="levels")
+def bfs_levels():
+    bfs_level_cases(RND["levels"], NM)
+
+
+@sim_case(group="levels")
+def bfs_chains():
+    bfs_chain_cases(RND["levels"])
+
+
+@sim_case(group="levels")
+def kept_plans():
+    kept_plan_cases(RND["levels"], NM)
+
+
+@sim_case(group="levels")
+def space_choice():
     space_choice_cases()
 
 
@@ -541,10 +596,4 @@ def fused_cases(nm):
 
 
 if __name__ == "__main__":
-    # two halves, one subprocess each in CI (each under its own timeout): "search", "levels"
-    part = sys.argv[1] if len(sys.argv) > 1 else None
-    if part in (None, "search"):
-        main()
-    if part in (None, "levels"):
-        levels_and_plans()
-    print("SIM OK")
+    sys.exit(run_cases())

@@ -1,5 +1,5 @@
 """The GPU engine objects on degenerate plans under Numba's CUDA simulator (run by
-test_gpu_degenerate_sim.py in a subprocess, one engine per run: ``gmatch``, ``gsi``,
+test_gpu_degenerate_sim.py, one engine per case and per process: ``gmatch``, ``gsi``,
 ``geneva`` or ``gamma``).
 
 Empty and one-node patterns, self-loops, disconnected patterns, patterns larger than the data
@@ -7,7 +7,7 @@ graph, plans without candidates, empty data graphs; limits None, 0 and 1; and fo
 ``count_from``/``iter_from`` empty, partial, full-width and refused prefixes. Answers are
 compared with NetworkX VF2 (a row is read back through ``plan.order`` and the node keys); bad
 arguments must raise ValueError or TypeError. The engines are called directly, with no API
-guard in front. The process exits 0 and prints ``SIM OK`` only when every case agreed.
+guard in front. An engine's case fails listing every disagreement.
 """
 
 import os
@@ -21,6 +21,7 @@ import numpy as np  # noqa: E402
 from networkx.algorithms.isomorphism import DiGraphMatcher, GraphMatcher  # noqa: E402
 
 from nx_gsm.api import prepare  # noqa: E402
+from sim_runner import run_cases, sim_case  # noqa: E402
 
 MODES = ("mono", "induced", "iso")
 LIMITS = (None, 0, 1)
@@ -239,8 +240,9 @@ def gamma_cases():
     return n
 
 
-def main():
-    name = sys.argv[1]
+@sim_case(params=("gmatch", "gsi", "geneva", "gamma"), group="{param}")
+def engine_on_degenerate_plans(name):
+    bad.clear()
     if name == "gamma":
         n = gamma_cases()
     else:
@@ -256,12 +258,10 @@ def main():
             from nx_gsm.engines.gpu.gsi import GsiEngine
 
             engines = [GsiEngine()]
-        elif name == "geneva":
+        else:
             from nx_gsm.engines.gpu.geneva import GenevaEngine
 
             engines = [GenevaEngine()]
-        else:
-            raise SystemExit(f"unknown engine {name!r}")
         n = 0
         for i, eng in enumerate(engines):
             t = time.perf_counter()
@@ -274,13 +274,9 @@ def main():
                 t = time.perf_counter()
                 n += prefix_cases(f"{name}#{i}", eng)
                 print(f"{name}#{i} prefixes: {time.perf_counter() - t:.0f} s", flush=True)
-    for b in bad[:40]:
-        print("FAIL", *b, flush=True)
     print(f"{name}: {n} cases, {len(bad)} failures", flush=True)
-    if bad:
-        sys.exit(1)
-    print("SIM OK", flush=True)
+    assert not bad, "\n".join(" ".join(map(str, b)) for b in bad[:40])
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(run_cases())

@@ -1,5 +1,5 @@
 """Device faults injected into the GPU engines under Numba's CUDA simulator (run by
-test_gpu_faults_sim.py in a subprocess, one engine per run: ``gmatch``, ``gsi``, ``geneva`` or
+test_gpu_faults_sim.py, one engine per case and per process: ``gmatch``, ``gsi``, ``geneva`` or
 ``gamma``).
 
 gmatch, gsi and geneva: at every site the engine has, as an out-of-memory and as a launch failure,
@@ -7,7 +7,7 @@ on its first hit and on a later one, the count and the list of mappings (duplica
 must equal the CPU engine's, and a fault on the first hit must have fired and been recovered.
 The searches are cut into several chunks or batches, so later hits land after rows were produced.
 GAMMA: a faulted batch must give the CPU path's added/removed mappings, and the next batch (the
-device graph reloaded) too. Exits non-zero on the first difference.
+device graph reloaded) too. A case fails on its first difference.
 """
 
 import os
@@ -21,6 +21,7 @@ import numpy as np  # noqa: E402
 from nx_gsm.api import prepare  # noqa: E402
 from nx_gsm.engines.cpu import CpuEngine  # noqa: E402
 from nx_gsm.engines.gpu import faults  # noqa: E402
+from sim_runner import run_cases, sim_case  # noqa: E402
 
 # the sites each engine reaches (gsi and geneva have no DFS buffers: their levels are "bfs")
 SITES = {
@@ -148,11 +149,11 @@ def gamma_cases():
     return tried
 
 
-def main():
-    name = sys.argv[1] if len(sys.argv) > 1 else "gmatch"
+@sim_case(params=("gmatch", "gsi", "geneva", "gamma"), group="{param}")
+def engine_recovers_from_injected_faults(name):
     tried = gamma_cases() if name == "gamma" else search_cases(name)
-    print(f"SIM OK ({tried} fault runs)")
+    print(f"{name}: {tried} fault runs", flush=True)
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(run_cases())

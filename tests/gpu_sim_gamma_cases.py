@@ -1,9 +1,9 @@
-"""GAMMA's kernels under Numba's CUDA simulator (run by test_gpu_gamma_sim.py in a subprocess).
+"""GAMMA's kernels under Numba's CUDA simulator (run by test_gpu_gamma_sim.py, one test per case).
 
 Random small (graph, pattern, batch) cases of the four graph classes, monomorphism and induced,
 node and edge labels, self-loops, parallel edges, node insertions and deletions: each batch's
 ``added``/``removed`` must equal the CPU path's and the difference of VF2's results before and
-after, and ``counts_only`` their sizes. Exits non-zero on the first difference.
+after, and ``counts_only`` their sizes. A case fails on its first difference.
 """
 
 import os
@@ -17,6 +17,7 @@ from networkx.algorithms import isomorphism as iso  # noqa: E402
 
 from nx_gsm.incremental import IncrementalMatcher  # noqa: E402
 from nx_gsm.testing import plain_row_batches, random_graph  # noqa: E402
+from sim_runner import run_cases, sim_case  # noqa: E402
 
 CLASSES = [nx.Graph, nx.DiGraph, nx.MultiGraph, nx.MultiDiGraph]
 
@@ -62,7 +63,13 @@ def rand_batch(rnd, G, n_labels, n_elabels):
                 delete_nodes=gone)
 
 
-def case(seed):
+# 24 cases cover every (class, mode, node_match, edge_match) combination; the card runs 2,000
+# (tests/test_card_gamma.py). Two processes of 12, and one for each case below, so that each
+# stays well under its timeout on a 2-core CI machine (all in one process took ~13 minutes on
+# the development VM and passed the timeout on CI's)
+@sim_case(params=range(12, 24), group="random-1")
+@sim_case(params=range(0, 12), group="random-0")
+def random_case(seed):
     rnd = random.Random(seed)
     cls = CLASSES[seed % 4]
     induced = bool(seed // 4 % 2)
@@ -112,6 +119,7 @@ def case(seed):
             sys.exit(1)
 
 
+@sim_case(group="wide")
 def wide():
     """Rows longer than a warp (several 32-candidate rounds) and a 2-node pattern (the seed is
     the match)."""
@@ -141,6 +149,7 @@ def wide():
             sys.exit(1)
 
 
+@sim_case(group="symmetric")
 def symmetric():
     """The digest's T-A5: patterns with non-trivial automorphisms (a triangle with a pendant, a
     star, a 4-cycle, a diamond) on a graph with hubs, labelled and not, directed and not, both
@@ -224,27 +233,10 @@ def symmetric():
         sys.exit(1)
 
 
-def main(part):
-    """``part``: "cases:A:B" (random cases A..B-1), "wide", "symmetric" or "plain"; the test
-    runs them as separate processes so that each stays well under its 900 s timeout on a
-    2-core CI machine (all of them in one process took ~13 minutes on the development VM and
-    passed the timeout on CI's)."""
-    # 24 cases cover every (class, mode, node_match, edge_match) combination of case(); the card
-    # runs 2,000 (gpu/tests/test_gamma.py)
-    if part.startswith("cases:"):
-        lo, hi = map(int, part.split(":")[1:])
-        for seed in range(lo, hi):
-            case(seed)
-    elif part == "wide":
-        wide()
-    elif part == "symmetric":
-        symmetric()
-    elif part == "plain":
-        print(f"plain rows, valid and not: {plain_row_batches('gamma')} batches ok", flush=True)
-    else:
-        sys.exit(f"unknown part {part!r}")
-    print("SIM OK")
+@sim_case(group="plain")
+def plain():
+    print(f"plain rows, valid and not: {plain_row_batches('gamma')} batches ok", flush=True)
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else "cases:0:24")
+    sys.exit(run_cases())

@@ -1,7 +1,7 @@
 """Host-side bookkeeping of the GPU engines under Numba's CUDA simulator (run by
 test_gpu_host_glue.py in a subprocess): the kept plan slots (``residency.PlanSlots``) hold every
 plan array as given, through growth, row-width changes and back; gmatch's memory budget follows
-its override and ``nx.config`` at once while reusing the free-memory read. Prints ``SIM OK``."""
+its override and ``nx.config`` at once while reusing the free-memory read; exact sums."""
 
 import os
 import sys
@@ -13,17 +13,18 @@ import numpy as np  # noqa: E402
 
 from nx_gsm.engines.gpu import common, device, residency  # noqa: E402
 from nx_gsm.engines.gpu.gmatch import GMatchEngine  # noqa: E402
+from sim_runner import run_cases, sim_case  # noqa: E402
 
 
 def fail(msg):
-    print("FAIL:", msg)
-    sys.exit(1)
+    raise AssertionError(msg)
 
 
 class Owner:
     pass
 
 
+@sim_case
 def slots_round_trip():
     rng = np.random.default_rng(7)
     slots = residency.PlanSlots(np)
@@ -50,6 +51,7 @@ def slots_round_trip():
         fail("growing arrays never laid the slots out again")
 
 
+@sim_case
 def budget_follows_settings():
     eng = GMatchEngine()
     free = device.free_and_total()[0]
@@ -70,6 +72,7 @@ def budget_follows_settings():
         fail("the budget did not return to the free memory's share")
 
 
+@sim_case
 def exact_sums():
     big = np.full(5, 2**62, dtype=np.int64)  # the int64 sum would overflow
     if common.exact_sum(big) != 5 * 2**62:
@@ -81,7 +84,5 @@ def exact_sums():
         fail("a list is not summed")
 
 
-slots_round_trip()
-budget_follows_settings()
-exact_sums()
-print("SIM OK")
+if __name__ == "__main__":
+    sys.exit(run_cases())

@@ -7,7 +7,7 @@ hands its frontier to gmatch's warp DFS (at the root level, in several slices, o
 down), and the counts, the mapping sets and limited runs must equal the CPU engine's (and the
 count VF2's); the same runs with ``dfs_switch=False`` take the chunked BFS path. gmatch's
 public ``count_from``/``iter_from`` are checked on every feasible depth-2 prefix (dead ones
-included) against ``CpuEngine.count_from``/``iter_from``. Exits non-zero on the first difference.
+included) against ``CpuEngine.count_from``/``iter_from``. A case fails on its first difference.
 """
 
 import os
@@ -26,6 +26,7 @@ from nx_gsm.engines.cpu import CpuEngine, expand, plan_arrays  # noqa: E402
 from nx_gsm.engines.gpu.gmatch import GMatchEngine  # noqa: E402
 from nx_gsm.engines.gpu.gsi import GsiEngine  # noqa: E402
 from nx_gsm.testing import rows_of as _rows  # noqa: E402
+from sim_runner import run_cases, sim_case  # noqa: E402
 
 
 def _set(rows):
@@ -36,8 +37,7 @@ def _set(rows):
 
 
 def fail(msg):
-    print("FAIL", msg, flush=True)
-    sys.exit(1)
+    raise AssertionError(msg)
 
 
 def vf2_count(G, H, mode, kw):
@@ -145,14 +145,16 @@ def pattern(cls, edges):
 
 PATH = [(0, 1), (1, 2), (2, 3)]
 STAR = [(0, 1), (0, 2), (0, 3)]
+# one random stream for the cases below, drawn in their order (sim_runner runs a group whole)
+RND = random.Random(0)
+NM = iso.categorical_node_match("c", None)
 
 
-def main():
-    rnd = random.Random(0)
-    nm = iso.categorical_node_match("c", None)
+@sim_case
+def switch_at_level_1_every_class():
+    """Every class, the switch at level 1."""
+    rnd = RND
     em = iso.categorical_edge_match("w", None)
-    mem = iso.categorical_multiedge_match("w", None)
-    # every class, the switch at level 1
     G = rand_graph(rnd, nx.Graph, 9, 0.5, loops=True)
     check(G, pattern(nx.Graph, PATH), "mono", "Graph/mono/edge-labels", None, 1,
           {"edge_match": em})
@@ -162,28 +164,44 @@ def main():
     check(G, pattern(nx.MultiGraph, PATH), "induced", "MultiGraph/induced", None, 1, {})
     G = rand_graph(rnd, nx.MultiDiGraph, 9, 0.5, loops=True)
     check(G, pattern(nx.MultiDiGraph, PATH), "mono", "MultiDiGraph/mono/node-labels", None, 1,
-          {"node_match": nm})
-    # more roots than slots: the root level goes to the DFS in slices of 5 rows
-    G = rand_graph(rnd, nx.Graph, 10, 0.5)
+          {"node_match": NM})
+
+
+@sim_case
+def root_level_in_slices():
+    """More roots than slots: the root level goes to the DFS in slices of 5 rows."""
+    G = rand_graph(RND, nx.Graph, 10, 0.5)
     check(G, nx.path_graph(4), "induced", "sliced", 5, 1, {})
-    # the root level fits (one root, a short list), the next does not: switch at level 2
+
+
+@sim_case
+def switch_at_level_2():
+    """The root level fits (one root, a short list), the next does not: switch at level 2."""
     G = nx.complete_graph(7)
     nx.set_node_attributes(G, {u: int(u == 0) for u in G}, "c")
     H = nx.star_graph(3)
     nx.set_node_attributes(H, {u: int(u == 0) for u in H}, "c")
-    check(G, H, "mono", "level-2", 6, 2, {"node_match": nm})
-    # the last level never switches (it is not stored): k = 2 is chunked as before
-    check(rand_graph(rnd, nx.DiGraph, 7, 0.5), nx.DiGraph([(0, 1)]), "mono", "last-level", 8,
+    check(G, H, "mono", "level-2", 6, 2, {"node_match": NM})
+
+
+@sim_case
+def last_level_never_switches():
+    """The last level is not stored: k = 2 is chunked as before."""
+    check(rand_graph(RND, nx.DiGraph, 7, 0.5), nx.DiGraph([(0, 1)]), "mono", "last-level", 8,
           None, {})
-    # gmatch on prefixes made elsewhere: one buffer; then batches of 2 rows, where prefixes with
-    # 3 matches are heavy and re-expanded a level
-    G = rand_graph(rnd, nx.MultiDiGraph, 8, 0.5, loops=True)
+
+
+@sim_case
+def gmatch_from_prefixes():
+    """gmatch on prefixes made elsewhere: one buffer; then batches of 2 rows, where prefixes
+    with 3 matches are heavy and re-expanded a level."""
+    mem = iso.categorical_multiedge_match("w", None)
+    G = rand_graph(RND, nx.MultiDiGraph, 8, 0.5, loops=True)
     check_from(G, pattern(nx.MultiDiGraph, PATH), "mono", "from/multidigraph/edge-labels",
                {"edge_match": mem}, {})
-    G = rand_graph(rnd, nx.Graph, 9, 0.6)
+    G = rand_graph(RND, nx.Graph, 9, 0.6)
     check_from(G, nx.path_graph(4), "induced", "from/batches", {}, {"out_capacity": 4})
-    print("SIM OK")
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(run_cases())

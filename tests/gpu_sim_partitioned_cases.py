@@ -4,7 +4,7 @@ CUDA simulator (run by test_partitioned_gpu_sim.py in a subprocess).
 Every case checks the GPU cross search against the CPU one and both against NetworkX VF2:
 mapping sets and counts, inner and cross counts, limits. Graphs are tiny and most cases keep the
 inner parts on the CPU engine (``cross="gpu"``): every simulated launch costs about a second.
-Exits non-zero on the first difference.
+A case fails on its first difference.
 """
 
 import os
@@ -25,6 +25,14 @@ from nx_gsm.engines.partitioned import (PartitionedEngine, _back_pairs,  # noqa:
                                         _grow_all, _pair_order, _seed_ok, cut_pairs, partition,
                                         plan_arrays, reorder)
 from nx_gsm.testing import random_graph, row_set, rows_of  # noqa: E402
+from sim_runner import run_cases, sim_case  # noqa: E402
+
+# one random stream for the cases below, drawn in their order (sim_runner runs a group whole),
+# and the graph several cases search
+RND = random.Random(11)
+NM = iso.categorical_node_match("c", None)
+MEM = iso.categorical_multiedge_match("w", None)
+G14 = nx.gnm_random_graph(14, 30, seed=1)
 
 MATCHERS = {(False, False): iso.GraphMatcher, (True, False): iso.DiGraphMatcher,
             (False, True): iso.MultiGraphMatcher, (True, True): iso.MultiDiGraphMatcher}
@@ -51,8 +59,7 @@ def labelled(H):
 
 
 def fail(msg):
-    print("FAIL", msg, flush=True)
-    sys.exit(1)
+    raise AssertionError(msg)
 
 
 def check(label, G, H, mode, parts, shared, kw=None, inner="cpu", limit=True):
@@ -112,39 +119,66 @@ def filter_is_what_dedups(plan, parts):
         fail("DUPREMOVE filter: counts with/without do not show it deduplicating")
 
 
-def main():
-    t0 = time.perf_counter()
-    rnd = random.Random(11)
-    nm = iso.categorical_node_match("c", None)
-    mem = iso.categorical_multiedge_match("w", None)
-
-    G = nx.gnm_random_graph(14, 30, seed=1)
-    plan = check("Graph/mono/4-cycle", G, nx.cycle_graph(4), "mono", 2, True)
+@sim_case
+def graph_mono_4_cycle_and_dedup_filter():
+    plan = check("Graph/mono/4-cycle", G14, nx.cycle_graph(4), "mono", 2, True)
     filter_is_what_dedups(plan, 3)
-    check("Graph/induced/path/naive", G, nx.path_graph(3), "induced", 3, False, limit=False)
-    check("Graph/mono/edge", G, nx.path_graph(2), "mono", 8, True)
+
+
+@sim_case
+def graph_induced_path_naive():
+    check("Graph/induced/path/naive", G14, nx.path_graph(3), "induced", 3, False, limit=False)
+
+
+@sim_case
+def graph_mono_edge():
+    check("Graph/mono/edge", G14, nx.path_graph(2), "mono", 8, True)
+
+
+@sim_case
+def graph_mono_triangle():
     check("Graph/mono/triangle", nx.gnm_random_graph(12, 34, seed=4), nx.complete_graph(3),
           "mono", 6, True)
-    D = random_graph(rnd, nx.DiGraph, 11, 0.3, n_labels=2)
+
+
+@sim_case
+def digraph():
+    D = random_graph(RND, nx.DiGraph, 11, 0.3, n_labels=2)
     check("DiGraph/mono/labels", D, labelled(nx.DiGraph([(0, 1), (1, 2)])), "mono", 4, True,
-          {"node_match": nm}, limit=False)
+          {"node_match": NM}, limit=False)
     check("DiGraph/induced", D, nx.DiGraph([(0, 1), (1, 2), (2, 0)]), "induced", 5, True,
           limit=False)
-    M = random_graph(rnd, nx.MultiGraph, 10, 0.35, loops=True, n_elabels=2, multi_p=0.4)
+
+
+@sim_case
+def multigraph():
+    M = random_graph(RND, nx.MultiGraph, 10, 0.35, loops=True, n_elabels=2, multi_p=0.4)
     check("MultiGraph/mono/edge labels", M, labelled(nx.MultiGraph([(0, 1), (0, 1), (1, 2)])),
-          "mono", 3, True, {"edge_match": mem}, limit=False)
+          "mono", 3, True, {"edge_match": MEM}, limit=False)
     check("MultiGraph/induced/naive", M, nx.MultiGraph([(0, 1), (1, 2), (2, 3)]), "induced",
           7, False, limit=False)
+
+
+@sim_case
+def multidigraph():
     MD = random_graph(random.Random(7), nx.MultiDiGraph, 10, 0.45, n_labels=2, multi_p=0.5)
     check("MultiDiGraph/mono/labels", MD, labelled(nx.MultiDiGraph([(0, 1), (1, 2), (1, 2)])),
-          "mono", 2, True, {"node_match": nm, "edge_match": mem}, limit=False)
-    # the whole path on gmatch: inner parts too, and an output buffer of 3 rows, so pool rows
-    # are split (the BFS check kernel expands heavy seeds with the filter on)
+          "mono", 2, True, {"node_match": NM, "edge_match": MEM}, limit=False)
+
+
+@sim_case
+def gmatch_inner_streamed():
+    """The whole path on gmatch: inner parts too, and an output buffer of 3 rows, so pool rows
+    are split (the BFS check kernel expands heavy seeds with the filter on)."""
     check("Graph/mono/gmatch inner, streamed", nx.gnm_random_graph(10, 22, seed=2),
           nx.path_graph(3), "mono", 2, True, inner=GMatchEngine(out_capacity=3), limit=False)
 
-    # a device fault in the cross search: that batch is redone on the CPU, still exact
-    plan, _, _ = prepare(G, nx.cycle_graph(4), "mono")
+
+@sim_case
+def fault_and_halo_budget():
+    """A device fault in the cross search: that batch is redone on the CPU, still exact; a
+    halo over the budget keeps the cross search on the CPU, and says so."""
+    plan, _, _ = prepare(G14, nx.cycle_graph(4), "mono")
     ref = PartitionedEngine(inner="cpu", parts=3, cross="cpu").count(plan)
     eng = PartitionedEngine(inner="cpu", parts=3, cross="gpu")
     with faults.inject("launch", "launch", times=None):
@@ -152,12 +186,10 @@ def main():
         rows = row_set(rows_of(eng.iter_chunks(plan), plan.k))
     if not (got == len(rows) == ref and "fault" in eng.last_stats["cross_on"]):
         fail(f"fault: {got} / {len(rows)} against {ref}; {eng.last_stats}")
-    # a halo over the budget keeps the cross search on the CPU, and says so
     eng = PartitionedEngine(inner="cpu", parts=3, cross="gpu", max_device_bytes=64)
     if eng.count(plan) != ref or not eng.last_stats["cross_on"].startswith("cpu: the halo"):
         fail(f"halo budget: {eng.last_stats}")
-    print(f"SIM OK {time.perf_counter() - t0:.0f}s")
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(run_cases())

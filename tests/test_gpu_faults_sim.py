@@ -1,15 +1,16 @@
-"""Injected device faults in the GPU engines, under Numba's CUDA simulator (CI, no GPU needed)."""
+"""Injected device faults in the GPU engines, under Numba's CUDA simulator (CI, no GPU needed):
+one test per engine (a case of ``tests/gpu_sim_fault_cases.py``, each in its own child process)."""
 
 import pytest
 
-from sim_runner import run_sim
+from sim_runner import sim_cases
 
-pytestmark = pytest.mark.sim  # minutes under the simulator: .ci/run runs them, the default run does not
+pytestmark = pytest.mark.sim  # minutes under the simulator: `.ci/run` runs them
 
 
-@pytest.mark.parametrize("engine", ["gmatch", "gsi", "geneva", "gamma"])
-def test_engine_recovers_from_injected_device_faults(engine):
-    run_sim("gpu_sim_fault_cases.py", engine)
+@pytest.mark.parametrize("case", sim_cases("gpu_sim_fault_cases.py"))
+def test_engine_recovers_from_injected_device_faults(case):
+    case.check()
 
 
 def test_fault_hook_rejects_unknown_sites():

@@ -1,24 +1,26 @@
 """GAMMA's kernels on the CPU, through Numba's CUDA simulator (runs in CI, no GPU needed).
 
-The simulator must be switched on before numba.cuda is imported, so the cases run in a
-subprocess (``tests/gpu_sim_gamma_cases.py``) with ``NUMBA_ENABLE_CUDASIM=1``.
+One test per case of ``tests/gpu_sim_gamma_cases.py`` and ``tests/gpu_sim_pma_cases.py``; the
+simulator must be switched on before numba.cuda is imported, so ``sim_runner`` runs the cases in
+child processes.
 """
 
 import networkx as nx
 import pytest
 
-from sim_runner import run_sim
+from sim_runner import sim_cases
 
-pytestmark = pytest.mark.sim  # minutes under the simulator: .ci/run runs them, the default run does not
-
-
-@pytest.mark.parametrize("part", ["cases:0:12", "cases:12:24", "wide", "symmetric", "plain"])
-def test_gamma_kernels_in_cuda_simulator(part):
-    run_sim("gpu_sim_gamma_cases.py", part)
+pytestmark = pytest.mark.sim  # minutes under the simulator: `.ci/run` runs them
 
 
-def test_pma_merge_kernels_in_cuda_simulator():
-    run_sim("gpu_sim_pma_cases.py")
+@pytest.mark.parametrize("case", sim_cases("gpu_sim_gamma_cases.py"))
+def test_gamma_kernels_in_cuda_simulator(case):
+    case.check()
+
+
+@pytest.mark.parametrize("case", sim_cases("gpu_sim_pma_cases.py"))
+def test_pma_merge_kernels_in_cuda_simulator(case):
+    case.check()
 
 
 def test_gamma_without_gpu_is_a_clear_error_and_auto_uses_the_cpu_path():
@@ -26,7 +28,7 @@ def test_gamma_without_gpu_is_a_clear_error_and_auto_uses_the_cpu_path():
     from nx_gsm.incremental import IncrementalMatcher
 
     if gamma_reason() is None:
-        pytest.skip("a CUDA device is usable here (gpu/tests/test_gamma.py covers it)")
+        pytest.skip("a CUDA device is usable here (tests/test_card_gamma.py covers it)")
     with pytest.raises(RuntimeError, match="engine 'gamma' is not available"):
         IncrementalMatcher(nx.path_graph(4), nx.path_graph(3), engine="gamma")
     m = IncrementalMatcher(nx.path_graph(4), nx.path_graph(3), engine="auto")

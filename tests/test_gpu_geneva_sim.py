@@ -1,14 +1,15 @@
 """GENEVA's kernels on the CPU, through Numba's CUDA simulator (runs in CI, no GPU needed).
 
-The simulator must be switched on before numba.cuda is imported, so the cases run in a
-subprocess (``tests/gpu_sim_geneva_cases.py``) with ``NUMBA_ENABLE_CUDASIM=1``.
+One test per case of ``tests/gpu_sim_geneva_cases.py``; the simulator must be switched on before
+numba.cuda is imported, so ``sim_runner`` runs the cases in a child process.
 """
 
 import pytest
-from sim_runner import run_sim
+from sim_runner import sim_cases
 
-pytestmark = pytest.mark.sim  # minutes under the simulator: .ci/run runs them, the default run does not
+pytestmark = pytest.mark.sim  # minutes under the simulator: `.ci/run` runs them
 
 
-def test_geneva_kernels_in_cuda_simulator():
-    run_sim("gpu_sim_geneva_cases.py")
+@pytest.mark.parametrize("case", sim_cases("gpu_sim_geneva_cases.py"))
+def test_geneva_kernels_in_cuda_simulator(case):
+    case.check()

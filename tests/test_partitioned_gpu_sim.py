@@ -1,17 +1,18 @@
 """The partitioned engine's GPU cross search (gmatch with DUPREMOVE on the halo) against the CPU
 cross search and VF2, through Numba's CUDA simulator (runs in CI, no GPU needed).
 
-The simulator must be switched on before numba.cuda is imported, so the cases run in a
-subprocess (``tests/gpu_sim_partitioned_cases.py``) with ``NUMBA_ENABLE_CUDASIM=1``.
+One test per case of ``tests/gpu_sim_partitioned_cases.py``; the simulator must be switched on
+before numba.cuda is imported, so ``sim_runner`` runs the cases in a child process.
 """
 
 import pytest
 
-from sim_runner import run_sim
+from sim_runner import sim_cases
 
-pytestmark = pytest.mark.sim  # minutes under the simulator: .ci/run runs them, the default run does not
+pytestmark = pytest.mark.sim  # minutes under the simulator: `.ci/run` runs them
 
 
-def test_partitioned_gpu_cross_search_in_cuda_simulator():
+@pytest.mark.parametrize("case", sim_cases("gpu_sim_partitioned_cases.py"))
+def test_partitioned_gpu_cross_search_in_cuda_simulator(case):
     pytest.importorskip("pymetis")
-    run_sim("gpu_sim_partitioned_cases.py")
+    case.check()
