@@ -115,7 +115,29 @@ def plan_arrays(plan):
     return (plan.order, plan.cand_bits, plan.cand_ptr, plan.cand_flat, plan.chk_ptr, plan.chk_j,
             plan.chk_out, plan.chk_in, plan.chk_peo, plan.chk_pei, plan.drv_ptr, plan.drv_j,
             cs.cidx, cs.row_off, cs.ptr, cs.val, G.indptr, G.indices, G.mult, plan.eclass,
-            plan.eok, flags, anc, neg_ptr, neg_j, neg_dir)
+            plan.eok, flags, anc, neg_ptr, neg_j, neg_dir, _buffers(plan.drv_ptr, cs))
+
+
+def _buffers(drv_ptr, cs):
+    """Per depth, where its part of the search's intersection buffer starts (kernels.local):
+    a depth with two drivers or more needs the length of its shortest driver's longest list,
+    every other depth none."""
+    k = drv_ptr.size - 1
+    lens = np.diff(cs.ptr)
+    if lens.size:
+        # each slot's rows run from its row_off to the next slot's (the last: to the end)
+        longest = np.maximum.reduceat(lens, np.minimum(cs.row_off, lens.size - 1)) \
+            if cs.row_off.size else np.zeros(0, dtype=np.int64)
+        ends = np.append(cs.row_off[1:], lens.size)
+        longest = np.where(ends > cs.row_off, longest, 0)
+    else:
+        longest = np.zeros(cs.row_off.size, dtype=np.int64)
+    need = np.zeros(k, dtype=np.int64)
+    for d in range(k):
+        a, b = int(drv_ptr[d]), int(drv_ptr[d + 1])
+        if b - a >= 2:
+            need[d] = int(longest[a:b].min())
+    return np.concatenate(([0], np.cumsum(need))).astype(np.int64)
 
 
 def _forbidden(plan):
