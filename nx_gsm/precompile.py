@@ -8,6 +8,14 @@ directed graphs, multigraphs and edge labels, node labels and callables, self-lo
 the parallel split, the partitioned engine, the GPU engines' host levels), so that a later
 process compiles nothing.
 
+With a usable GPU it also compiles every GPU kernel variant the engines can launch: each GPU
+engine runs tiny queries, gmatch's at each of its stack depths (8, 16 and 32 levels) with its
+levels on the device, fused and not; then the variants no query reached -- gmatch's DFS and
+fused kernels at every stack depth with int32 and int64 stack offsets, GSI's join kernels at
+every partial-match length -- are compiled for the argument types those launches used (the
+variants of a kernel take the same arguments). GPU kernels are cached per compute capability
+(:func:`nx_gsm.kernel_cache.cached_kernel`), so a later process launches them without compiling.
+
 The first compile of a process with a cold cache prints one line to stderr saying it is a
 one-time cost (:func:`notice_first_compile`, called before the first plan is made). The cache is
 cold when Numba's index for the core kernels is missing or stale (Numba keys it by the kernel
@@ -232,6 +240,48 @@ def _step_incremental():
     m.count()
 
 
+def _chain_pair(n, k):
+    """A cycle of ``n`` nodes labelled 0/1 in turn and a path of ``k`` nodes labelled alike:
+    ``n`` matches from ``n / 2`` roots, a few hundred rows a level at any depth -- device work
+    at every depth, and little of it."""
+    import networkx as nx
+
+    G, H = nx.cycle_graph(n), nx.path_graph(k)
+    for g in (G, H):
+        nx.set_node_attributes(g, {v: v % 2 for v in g}, "label")
+    return G, H
+
+
+def _step_gmatch_variants():
+    """gmatch at each stack depth (patterns of 5, 12 and 20 nodes: its 8-, 16- and 32-level
+    kernels) with every level on the device: a count's fused kernel; the BFS level kernel
+    and the DFS, counting and writing rows. Then every other DFS and fused variant, for the
+    argument types these launched with."""
+    import nx_gsm
+
+    from .engines.gpu.gmatch import GMatchEngine
+    from .engines.gpu.gmatch.kernels import compile_variants
+
+    for k in (5, 12, 20):
+        G, H = _chain_pair(240, k)
+        for eng in (GMatchEngine(host_rows=0), GMatchEngine(host_rows=0, fused=False)):
+            nx_gsm.count_subgraph_monomorphisms(G, H, engine=eng, node_label="label")
+            sum(1 for _ in nx_gsm.subgraph_monomorphisms(G, H, engine=eng, node_label="label"))
+    compile_variants()
+
+
+def _step_gsi_variants():
+    """GSI's join kernels at every partial-match length, for the argument types its queries
+    launched them with (a deep pattern too: a 20-node one)."""
+    import nx_gsm
+
+    from .engines.gpu.gsi_kernels import compile_variants
+
+    G, H = _chain_pair(240, 20)
+    nx_gsm.count_subgraph_monomorphisms(G, H, engine="gsi", node_label="label")
+    compile_variants()
+
+
 def _cpu_steps():
     """``(name, callable)`` for every CPU step."""
     steps = []
@@ -268,6 +318,10 @@ def _gpu_steps(reasons):
                 G, H = _graphs()[kind]
                 _queries(G, H, name)
         steps.append((f"gpu: {name}", run))
+    if "gmatch" in usable:
+        steps.append(("gpu: gmatch kernel variants", _step_gmatch_variants))
+    if "gsi" in usable:
+        steps.append(("gpu: gsi kernel variants", _step_gsi_variants))
     if "gamma" in usable:
         def run_gamma():
             import nx_gsm
@@ -299,14 +353,16 @@ def warmup(progress=True):
     -------
     dict
         ``steps``: seconds per step run; ``skipped``: the reason per step not run (the GPU
-        engines without a usable device); ``cache_dir``: where the compiled code is kept.
+        engines without a usable device); ``cache_dir``: where the compiled code is kept;
+        ``gpu_kernels``: the GPU kernels' signatures ``compiled`` and ``loaded`` from the
+        cache (:func:`nx_gsm.kernel_cache.gpu_kernel_stats`; zeros without a GPU).
 
     Examples
     --------
     >>> import nx_gsm
     >>> report = nx_gsm.warmup(progress=False)  # doctest: +SKIP
     >>> sorted(report)  # doctest: +SKIP
-    ['cache_dir', 'skipped', 'steps']
+    ['cache_dir', 'gpu_kernels', 'skipped', 'steps']
     """
     global _checked
     from tqdm.auto import tqdm
@@ -314,6 +370,7 @@ def warmup(progress=True):
     from .engines.registry import available_engines
 
     _checked = True  # the progress bar says what happens; no one-time-cost line as well
+    kernel_cache.notice_given()
     reasons = available_engines()
     steps = _cpu_steps()
     gpu = _gpu_steps(reasons)
@@ -333,4 +390,6 @@ def warmup(progress=True):
             run()
             times[name] = round(time.perf_counter() - t, 3)
             bar.update()
-    return {"steps": times, "skipped": skipped, "cache_dir": str(kernel_cache.numba_cache_dir())}
+    gpu_stats = kernel_cache.gpu_kernel_stats()
+    return {"steps": times, "skipped": skipped, "cache_dir": str(kernel_cache.numba_cache_dir()),
+            "gpu_kernels": {k: gpu_stats[k] for k in ("compiled", "loaded")}}

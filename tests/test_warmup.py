@@ -124,3 +124,15 @@ def test_after_warmup_a_fresh_process_compiles_nothing(tmp_path):
     assert NOTICE not in proc.stderr
     demo = _run("from nx_gsm.cli import main; raise SystemExit(main(['demo']))", tmp_path)
     assert NOTICE not in demo.stderr, demo.stderr
+
+
+def test_with_a_gpu_warmup_compiles_every_gpu_kernel_variant():
+    from nx_gsm.precompile import _gpu_steps
+
+    every = {name: None for name in ("gmatch", "gsi", "geneva", "gamma")}
+    names = [name for name, _ in _gpu_steps(every)]
+    assert names == ["gpu: host levels", "gpu: gmatch", "gpu: gsi", "gpu: geneva",
+                     "gpu: gmatch kernel variants", "gpu: gsi kernel variants", "gpu: gamma"]
+    assert _gpu_steps(dict.fromkeys(every, "no CUDA device")) == []
+    no_gsi = [name for name, _ in _gpu_steps({**every, "gsi": "no CUDA device"})]
+    assert "gpu: gsi kernel variants" not in no_gsi and "gpu: gmatch kernel variants" in no_gsi

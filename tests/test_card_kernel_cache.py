@@ -1,0 +1,201 @@
+"""GPU kernels cached across processes, on the card: a second process over the same cache
+launches every kernel it uses without compiling one, and after ``nx-gsm warmup`` a fresh
+process compiles no kernel variant at all.
+
+Each check runs child processes over one new, empty cache folder (``NX_GSM_CACHE_DIR``), in
+this order: a workload twice (the first compiles, the second must not), ``nx-gsm warmup``,
+then the workload and every gmatch and GSI variant in a fresh process (nothing compiled), and
+last the wall time of a fresh ``nx-gsm match ... --count`` process (printed, for the record:
+``-s`` shows it).
+
+A child counts its compilations itself, with a counter the cache cannot fool: it wraps
+numba-cuda's ``_Kernel.__init__`` (every kernel compile builds one; a kernel loaded from the
+cache is rebuilt without it) and ``compile_cuda`` (every compile of a kernel or device
+function calls it).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import nx_gsm
+
+pytestmark = pytest.mark.gpu  # the card; skipped below where no CUDA device is usable
+
+ROOT = Path(__file__).resolve().parents[1]
+
+COUNTING = r"""
+import json, sys, time
+t_start = time.perf_counter()
+from numba.cuda import dispatcher
+compiled = {"kernels": [], "cuda": 0}
+_init, _compile_cuda = dispatcher._Kernel.__init__, dispatcher.compile_cuda
+
+def _counted_init(self, py_func, *a, **kw):
+    compiled["kernels"].append(py_func.__qualname__)
+    return _init(self, py_func, *a, **kw)
+
+def _counted_compile(*a, **kw):
+    compiled["cuda"] += 1
+    return _compile_cuda(*a, **kw)
+
+dispatcher._Kernel.__init__ = _counted_init
+dispatcher.compile_cuda = _counted_compile
+"""
+
+# every GPU engine on the bundled yeast graph: gmatch at stack depths 8 and 16 (its fused
+# count, an enumeration, and a count with every level on the device and no fused kernel),
+# GSI, GENEVA, and GAMMA's incremental count
+WORKLOAD = COUNTING + r"""
+import networkx as nx
+import nx_gsm
+from nx_gsm import kernel_cache
+from nx_gsm.engines.gpu.gmatch import GMatchEngine
+from nx_gsm.interop.formats import read_any
+
+G = read_any(nx_gsm.demo_graph_path("yeast"))
+queries = {p.stem: p for p, _ in nx_gsm.demo_queries()}
+counts = {}
+for name in ("query_dense_8_3", "query_dense_16_2"):
+    H = read_any(queries[name], edge_labels=False)
+    for engine in ("gmatch", "gsi", "geneva"):
+        counts[f"{engine} {name}"] = nx_gsm.count_subgraph_monomorphisms(
+            G, H, node_label="label", engine=engine)
+    counts[f"gmatch rows {name}"] = sum(1 for _ in nx_gsm.subgraph_monomorphisms(
+        G, H, node_label="label", engine="gmatch", limit=5000))
+    counts[f"gmatch device levels {name}"] = nx_gsm.count_subgraph_monomorphisms(
+        G, H, node_label="label", engine=GMatchEngine(host_rows=0, fused=False))
+C = nx.circulant_graph(40, [1, 2, 5])
+m = nx_gsm.IncrementalMatcher(C, nx.path_graph(4), engine="gamma")
+m.apply(insert=[(0, 20)], delete=[(0, 1)])
+counts["gamma"] = int(m.count())
+variants, empty = 0, []
+if "--variants" in sys.argv:
+    from nx_gsm.engines.gpu import gsi_kernels
+    from nx_gsm.engines.gpu.gmatch import kernels
+    from nx_gsm.engines.gpu.gmatch.config import BUCKETS, FUSED_REGS
+    variants = kernels.compile_variants() + gsi_kernels.compile_variants()
+    every = {f"dfs {K} {w}": kernels.dfs_kernel(K, W, w) for K, W in BUCKETS for w in (0, 1)}
+    every.update({f"fused {K} {w}": kernels.fused_kernel(K, W, w, FUSED_REGS.get(K, 0))
+                  for K, W in BUCKETS for w in (0, 1)})
+    for K in gsi_kernels.JOIN_BUCKETS:
+        every[f"gsi bound {K}"], every[f"gsi join {K}"] = gsi_kernels.join_kernels(
+            K, gsi_kernels.JOIN_WARPS)
+    empty = sorted(name for name, d in every.items() if not d.overloads)
+stats = kernel_cache.gpu_kernel_stats()
+print(json.dumps({"compiled": compiled, "counts": counts, "variants": variants, "empty": empty,
+                  "loaded": stats["loaded"], "stats_compiled": stats["compiled"],
+                  "by_kernel": stats["by_kernel"], "seconds": time.perf_counter() - t_start}))
+"""
+
+
+def _env(cache):
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("NUMBA_CACHE_DIR", "NX_GSM_CACHE_DIR", "NUMBA_ENABLE_CUDASIM")}
+    env["NX_GSM_CACHE_DIR"] = str(cache)
+    return env
+
+
+def _child(code, cache, *args, timeout=600):
+    proc = subprocess.run([sys.executable, "-c", code, *args], env=_env(cache),
+                          capture_output=True, text=True, timeout=timeout)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1]), proc.stderr
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """The children's reports, over one new cache folder: the workload twice, warmup, the
+    workload with every variant."""
+    from nx_gsm.engines.gpu import device_reason
+
+    reason = device_reason()
+    if reason is not None:
+        pytest.skip(f"no usable CUDA device: {reason}")
+    cache = tmp_path_factory.mktemp("nx-gsm-cache")
+    out = {"cache": cache}
+    out["first"], out["first_err"] = _child(WORKLOAD, cache)
+    out["second"], out["second_err"] = _child(WORKLOAD, cache)
+    t = time.perf_counter()
+    warm = subprocess.run([sys.executable, "-c", "from nx_gsm.cli import main; "
+                           "raise SystemExit(main(['warmup', '--no-progress']))"],
+                          env=_env(cache), capture_output=True, text=True, timeout=900)
+    assert warm.returncode == 0, warm.stdout[-4000:] + warm.stderr[-4000:]
+    out["warmup_s"] = time.perf_counter() - t
+    out["warmup"] = warm.stdout
+    out["after"], out["after_err"] = _child(WORKLOAD, cache, "--variants")
+    print(f"\nkernel cache (card): first process {out['first']['seconds']:.1f} s, "
+          f"{len(out['first']['compiled']['kernels'])} kernels compiled; second "
+          f"{out['second']['seconds']:.1f} s, {out['second']['loaded']} loaded; warmup "
+          f"{out['warmup_s']:.0f} s; after it {out['after']['variants']} variants loaded")
+    return out
+
+
+def test_a_second_process_launches_every_kernel_without_compiling(runs):
+    first, second = runs["first"], runs["second"]
+    assert first["compiled"]["kernels"], "the first process compiled nothing: not a cold cache"
+    assert "compiling GPU kernels once" in runs["first_err"]
+    assert second["compiled"] == {"kernels": [], "cuda": 0}, second["by_kernel"]
+    assert second["stats_compiled"] == 0
+    assert second["loaded"] >= len(set(first["compiled"]["kernels"]))
+    assert "compiling GPU kernels once" not in runs["second_err"]
+
+
+def test_kernels_loaded_from_the_cache_give_the_same_counts(runs):
+    assert runs["second"]["counts"] == runs["first"]["counts"]
+    assert runs["after"]["counts"] == runs["first"]["counts"]
+
+
+def test_after_warmup_no_kernel_variant_compiles(runs):
+    after = runs["after"]
+    assert after["compiled"] == {"kernels": [], "cuda": 0}, after["by_kernel"]
+    # every gmatch DFS and fused variant and every GSI length has a kernel, loaded from the
+    # cache: those the workload did not launch by compile_variants
+    assert after["empty"] == [] and after["variants"] > 0, after
+
+
+def _match_files():
+    """The issue's yeast query (``query_dense_16_1``, from ``$NX_GSM_DATASETS`` or the
+    checkout's ``.gpudata``), else the bundled ``query_dense_16_2``."""
+    for base in (os.environ.get("NX_GSM_DATASETS"), ROOT / ".gpudata"):
+        if base:
+            yeast = Path(base) / "sun-luo" / "yeast"
+            q = yeast / "query_graph" / "query_dense_16_1.graph"
+            if q.exists():
+                return yeast / "data_graph" / "yeast.graph", q
+    queries = {p.stem: p for p, _ in nx_gsm.demo_queries()}
+    return nx_gsm.demo_graph_path("yeast"), queries["query_dense_16_2"]
+
+
+def test_probe_a_fresh_match_process_after_warmup(runs):
+    """The record's figure: wall time of a fresh ``nx-gsm match ... --label label --count``
+    process (spawn to exit) after ``nx-gsm warmup``; printed, not asserted."""
+    data, query = _match_files()
+    exe = shutil.which("nx-gsm")
+    cmd = [exe] if exe else [sys.executable, "-c",
+                             "import sys; from nx_gsm.cli import main; sys.exit(main())"]
+    lines = []
+    for engine in ("auto", "gmatch"):
+        times, out = [], None
+        for _ in range(3):
+            t = time.perf_counter()
+            proc = subprocess.run([*cmd, "match", str(data), str(query), "--label", "label",
+                                   "--count", "--engine", engine], env=_env(runs["cache"]),
+                                  capture_output=True, text=True, timeout=300)
+            times.append(time.perf_counter() - t)
+            assert proc.returncode == 0, proc.stderr
+            assert "compiling" not in proc.stderr, proc.stderr
+            out = proc.stdout.strip()
+        lines.append(f"fresh `nx-gsm match {data.name} {query.name} --label label --count "
+                     f"--engine {engine}` after warmup: median {statistics.median(times):.2f} s "
+                     f"of {', '.join(f'{x:.2f}' for x in times)} s; count {out}")
+    print("\n" + "\n".join(lines))
