@@ -25,7 +25,8 @@ import sys
 import time
 from pathlib import Path
 
-# name -> GMatchEngine keywords ("cpu" is the CPU engine on the same plan, in this process)
+# name -> the GMatchConfig fields it changes ("cpu" is the CPU engine on the same plan, in this
+# process); every variant runs with TIME_LIMIT
 VARIANTS = {
     "default": {},
     "chained": {"fused": False},
@@ -62,6 +63,7 @@ SUITES = {  # name -> (dataset, query groups)
     "yeast-8": ("yeast", ("dense_8", "sparse_8")),
     "human-8": ("human", ("dense_8", "sparse_8")),
 }
+TIME_LIMIT = 30.0  # seconds a variant's launch may run (GMatchConfig.time_limit)
 
 
 def _geo(xs):
@@ -69,17 +71,22 @@ def _geo(xs):
     return math.exp(sum(map(math.log, xs)) / len(xs)) if xs else None
 
 
+def config_of(name):
+    """The :class:`GMatchConfig` of variant ``name`` (None for the CPU engine)."""
+    from nx_gsm.engines.gpu.gmatch import GMatchConfig
+
+    if name not in VARIANTS:
+        raise SystemExit(f"unknown variant {name!r}; known: {', '.join(VARIANTS)}")
+    fields = VARIANTS[name]
+    return None if fields is None else GMatchConfig(time_limit=TIME_LIMIT, **fields)
+
+
 def _engines(names):
     from nx_gsm.engines.cpu import CpuEngine
     from nx_gsm.engines.gpu.gmatch import GMatchEngine
 
-    out = {}
-    for n in names:
-        if n not in VARIANTS:
-            raise SystemExit(f"unknown variant {n!r}; known: {', '.join(VARIANTS)}")
-        out[n] = CpuEngine() if VARIANTS[n] is None else GMatchEngine(time_limit=30,
-                                                                      **VARIANTS[n])
-    return out
+    configs = {n: config_of(n) for n in names}  # every name checked before any engine is made
+    return {n: CpuEngine() if c is None else GMatchEngine(config=c) for n, c in configs.items()}
 
 
 def run(suite, names, reps, per_group, max_ms, root, queries=None, out=None):

@@ -46,6 +46,7 @@ _LAZY = {
     "Capabilities": "nx_gsm.engines.base",
     "CpuEngine": "nx_gsm.engines.cpu",
     "PartitionedEngine": "nx_gsm.engines.partitioned",
+    "GMatchConfig": "nx_gsm.engines.gpu.gmatch",
     "warmup": "nx_gsm.precompile",
 }
 

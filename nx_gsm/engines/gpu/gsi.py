@@ -33,8 +33,8 @@ GPU-friendly Subgraph Isomorphism Algorithm*, IEEE TKDE 35(11), 2023):
   joined and descended depth-first, so the device never holds more than the budget.
 * **BFS -> DFS switch (``dfs_switch``).** That same exact bound is
   the switch test: where a level would not fit and more than the next level remains, the
-  frontier becomes gMatch's task pool (:meth:`GMatchEngine.count_from` / ``iter_from``) instead
-  of being chunked; BFS levels run only while they fit.
+  frontier becomes gMatch's task pool (:meth:`GMatchEngine.count_from` / ``iter_from`` on
+  GSI's device plan) instead of being chunked; BFS levels run only while they fit.
 * **Work granularity (SGSI+ Sec. 7, Eq. 1).** A histogram of the per-row bounds (bins of 32) and
   SGSI's cost model choose per row: a warp, 4 warps, a block, or the whole grid (the paper's
   dynamic-parallelism tier; Numba has none, so those rows run one at a time on every warp of a
@@ -60,7 +60,7 @@ from .common import to_host, quiet, sim_reset
 from .device import array_module, device_info, is_simulator, memory_budget
 from .formats import PCSR
 from .gmatch import KMAX_LIMIT as DFS_KMAX_LIMIT
-from .gmatch import GMatchEngine
+from .gmatch import GMatchConfig, GMatchEngine
 from .gsi_kernels import join_kernels, link_kernel, signature_kernel
 from .residency import DevPlan
 
@@ -571,20 +571,25 @@ class GsiEngine(faults.Recovery):
             gm.memory_budget = max(1 << 20, memory_budget(self.memory_budget) - self._static
                                    - self._tab.nbytes - int(rows.nbytes))
             left = None if state["limit"] is None else state["limit"] - state["found"]
+            # gmatch searches GSI's device plan as it is (its signature-pruned candidate bits,
+            # no second upload of the plan)
             if collect:
-                for out in gm._iter_from(dp, plan, rows, 1 << 16, left, budget):
+                for out in gm.iter_from(plan, rows, chunk=1 << 16, limit=left, budget=budget,
+                                        device_plan=dp):
                     state["found"] += out.shape[0]
                     yield out
             else:
                 # a partial count means the budget stopped it, and _check sees that budget
-                state["found"] += int(gm._count_from(dp, rows, left, budget))
+                state["found"] += int(gm.count_from(plan, rows, limit=left, budget=budget,
+                                                    device_plan=dp))
             del rows
             st["dfs_stats"] = dict(gm.last_stats)
             self._check(state, budget)
 
     def _dfs_engine(self):
         if self._gm is None:
-            self._gm = GMatchEngine(blocks=self.blocks)
+            blocks = None if self.blocks is None else max(1, int(self.blocks))  # as _max_blocks
+            self._gm = GMatchEngine(config=GMatchConfig(blocks=blocks))
         return self._gm
 
     def _check(self, state, budget):

@@ -8,12 +8,12 @@ Implements gMatch (*Fine-Grained and Hardware-Efficient Subgraph Matching on GPU
   pool of partial matches (one launch per level: warps over each row's local candidates,
   ballot-reserved appends; levels launched in chains, their sizes read once a chain) until it
   holds about ``pool_target`` rows; if the BFS reaches the
-  last depth the matches are already complete. Levels of at most ``HOST_BFS_ROWS`` rows are
+  last depth the matches are already complete. Levels of at most ``host_rows`` rows are
   expanded on the host by the CPU engine's code (a GPU level still costs 0.1-0.3 ms of the
   host's time whatever its size), so a search whose levels all stay that small never
   reaches the device. A count does its device levels inside one cooperative launch instead
   (the fused kernel: levels separated by grid barriers, then the DFS below; host levels up to
-  ``FUSED_HOST_ROWS`` first): 1.41x faster on yeast 16-vertex counts than a launch per level.
+  ``fused_host_rows`` first): 1.41x faster on yeast 16-vertex counts than a launch per level.
 * **Fine-grained execution (Sec. 4.1) + warp-level batch exploration (Sec. 4.2, Alg. 2).** Each warp
   runs a DFS over its pool rows with a stack in shared memory of ``KMAX x 32`` entries (vertex,
   parent slot, local-candidate-set start/kind, running prefix of LC sizes): ``KMAX`` levels, never
@@ -43,13 +43,17 @@ collect path writes rows into a device buffer (atomic reservation); when the out
 the buffer the pool is counted first, split into batches that fit (heavy rows re-expanded one
 BFS level), and each batch is collected and streamed to the host.
 
-Modules: :mod:`.config` (the control block's slots, tuning defaults, environment knobs),
+Configuration: every parameter of the engine is a field of one frozen
+:class:`GMatchConfig`, given as ``GMatchEngine(config=GMatchConfig(...))`` (or as keyword
+shortcuts for its fields); an engine object goes wherever ``engine=`` is taken.
+
+Modules: :mod:`.config` (the control block's slots, tuning defaults, :class:`GMatchConfig`),
 :mod:`.kernels` (the device code), :mod:`.host` (:class:`~.host.GMatchSearch`: BFS levels,
 launches, kept buffers) and :mod:`.engine` (:class:`GMatchEngine` and its public protocol).
 """
 
-from .config import KMAX_LIMIT
+from .config import KMAX_LIMIT, GMatchConfig
 from .engine import GMatchEngine
 from .kernels import kernel_resources
 
-__all__ = ["GMatchEngine", "KMAX_LIMIT", "kernel_resources"]
+__all__ = ["GMatchConfig", "GMatchEngine", "KMAX_LIMIT", "kernel_resources"]

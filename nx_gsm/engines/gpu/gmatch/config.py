@@ -1,10 +1,12 @@
-"""gMatch's constants: the control block's slots (shared by the kernels and the host)
-and the tuning defaults, with the ``NX_GSM_GMATCH_*`` environment knobs that override the
-engine's parameters."""
+"""gMatch's constants and its configuration: the control block's slots (shared by the
+kernels and the host), the tuning defaults, and :class:`GMatchConfig`, the one frozen record
+of a :class:`~.engine.GMatchEngine`'s parameters."""
 
 from __future__ import annotations
 
-import os
+import math
+import numbers
+from dataclasses import dataclass, fields
 
 import numpy as np
 
@@ -76,14 +78,209 @@ SPACE_VISITS = 1 << 23
 
 LEVEL_WPB = 8  # warps per block of the BFS level kernel
 
+# donation ring slots (GMatchConfig.queue_capacity): each idle warp polls a slot of its own, and
+# a card holds at most 64 resident warps per SM, so this is more than any current card's warps
+QUEUE_CAPACITY = 1 << 15
+MAX_REGS = 255  # the most registers a CUDA thread can have (GMatchConfig.fused_regs)
 
-def flag(x):
-    return x if isinstance(x, bool) else str(x) != "0"
+
+def _integer(name, value, low, high=None, optional=False):
+    """``value`` as an int in ``low..high``; None passes where ``optional``."""
+    if value is None and optional:
+        return None
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        kind = "an int or None" if optional else "an int"
+        raise TypeError(f"GMatchConfig.{name} must be {kind}, got {value!r}")
+    value = int(value)
+    if value < low or (high is not None and value > high):
+        span = f"at least {low}" if high is None else f"between {low} and {high}"
+        raise ValueError(f"GMatchConfig.{name} must be {span}, got {value}")
+    return value
 
 
-def knob(value, name, default, conv=int):
-    """A GMatchEngine parameter: ``value`` where given, else the environment's
-    ``NX_GSM_GMATCH_<name>`` where set, else ``default``."""
-    if value is None:
-        value = os.environ.get("NX_GSM_GMATCH_" + name) or None
-    return default if value is None else conv(value)
+def _boolean(name, value):
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"GMatchConfig.{name} must be True or False, got {value!r}")
+    return bool(value)
+
+
+@dataclass(frozen=True)
+class GMatchConfig:
+    """Every parameter of a :class:`~nx_gsm.engines.gpu.gmatch.GMatchEngine`, in one frozen
+    record (hashable, comparable, safe to share between engines and threads).
+
+    The defaults are what the engine is tuned for; the rest are for kernel work and
+    benchmarks. None in a field marked "or None" means "chosen per search", as described.
+    Fields are checked when the record is made: a wrong type raises TypeError, a value out of
+    range ValueError, each naming the field. Change a field with :func:`dataclasses.replace`.
+
+    Attributes
+    ----------
+    memory_budget : int or None
+        Bytes of device memory a search may plan to use (never less than 1 MiB, never more
+        than 80% of the free device memory). None: ``nx.config.backends.gsm.device_memory_budget``
+        where set, else that 80%. The output buffer, the BFS levels and the candidate space
+        are sized from it; a search that runs out of memory is retried once with half of it.
+    time_limit : float or None
+        Seconds one kernel launch may run before it is stopped and ``TimeoutError`` raised
+        (benchmark harnesses use it to skip queries; the matching functions' ``timeout=`` is
+        the way to bound a search and keep its partial result). None: no limit.
+    steal : bool
+        Work donation between warps (gMatch Sec. 4.3, dynamic phase): once the task pool is
+        empty, busy warps give half of their untouched subtrees to idle ones through a ring.
+        Default True: it cut the DFS time of skewed 16-node counts to a third, and cost at
+        most ~15% where the pool balances itself.
+    queue_capacity : int
+        Slots of the donation ring (at least 1; only read with ``steal``). Default 32,768:
+        more than the resident warps of any current card, so every idle warp has a slot.
+    pool_target : int or None
+        Rows of partial matches the BFS levels collect before the DFS starts (at least 1; 1
+        stops the BFS at the roots, so every search goes through the warp DFS). None: 8 per
+        resident warp, enough that every warp starts with work and few have to steal.
+    bfs_levels : int or None
+        The most BFS levels, host and device, before the DFS (0: the DFS starts from the
+        roots). None: until ``pool_target`` rows, the
+        last depth, or a frontier that stays under 32 rows after four device levels (a small
+        search, not worth more levels).
+    host_rows : int
+        BFS levels of at most this many rows are expanded on the host by the CPU engine's
+        code (0: every level on the device). Default 4,096: a device level costs 0.1-0.3 ms
+        of the host's time whatever its size, the host ~0.3 us a row, so a search whose
+        levels all stay small never reaches the device.
+    host_count_rows : int
+        A count's last level is counted on the host, without writing rows, up to this many
+        matches (never fewer than ``host_rows``; with ``host_rows=0`` none is). Default
+        16,384: a counted level writes no rows, so it stays cheaper than a launch well past
+        the 4,096 rows where written levels stop paying.
+    bfs_chain : int
+        Device BFS levels launched back to back before their sizes are read (at least 1: a
+        read after every level). Default 4: each read saves a synchronisation, ~0.1 ms a level.
+    candidate_space : bool
+        Local candidate sets from the plan's candidate space (the neighbours that are
+        candidates of the next pattern node, as CFL and DP-iso keep them) rather than raw
+        adjacency rows. Default True: the sets are shorter, so warps check fewer candidates.
+        A space whose build would visit more than ~8 million adjacency entries, or that
+        would take more than an eighth of the memory budget, is left out, and device-resident
+        plans always use adjacency rows.
+    adjacency_bits : bool
+        Test edges through an adjacency bitmap (one load a test) on simple data graphs of up
+        to ~11,500 nodes without edge labels, instead of a binary search of the sorted row.
+        Default True.
+    fused : bool
+        A count runs its device BFS levels and its DFS in one cooperative launch, levels
+        separated by grid barriers. Default True (about 1.4x faster on 16-node counts than a
+        launch per level); False launches the levels from the host, then the DFS, as
+        enumerations always do.
+    fused_host_rows : int or None
+        Before the fused launch, host levels only while they hold fewer than this many rows
+        (never more than ``host_rows``; 0: the fused search starts from the roots). None: by
+        the pattern's stack depth (64 rows for patterns of up to 8 and of 17-32 nodes, 0 for
+        9-16), the measured best.
+    fused_regs : int or None
+        The fused kernel's register cap per thread (0: none, at most 255). None: by stack depth
+        (64 for patterns of up to 8 nodes, where the cap lets more blocks share an SM; none
+        above, where shared memory bounds them first).
+    fused_narrow : int or None
+        The fused search's levels of fewer rows than this run in one block, with a block's
+        barrier instead of a grid barrier (0: never). None: 4 per warp of a block.
+    host_work : int
+        The host levels before a fused launch stop once they have examined this many
+        candidates (0: no bound, the default). A bound helps a deep, narrow search, whose
+        levels cost one host thread more than they would cost the device.
+    small_space : int
+        A count whose candidate space holds at most this many entries per pattern node is
+        first tried by the CPU engine's sequential search (up to 4,096 candidates), else keeps
+        its levels on the host to 256 rows (0: never; only where ``fused_host_rows`` is None).
+        Default 6: such searches finish on the host in well under a millisecond, faster than
+        from the roots on the device.
+    out_capacity : int or None
+        Rows of the device output buffer of an enumeration (at least 1); larger outputs are
+        counted per task and collected in batches that fit. None: a quarter of the memory
+        budget, at most 256 MB, at least 1,024 rows.
+    blocks : int or None
+        The grid size of the DFS and fused launches (at least 1). None: as many blocks as the
+        card holds resident, from the kernel's register and shared-memory use.
+
+    Examples
+    --------
+    >>> from nx_gsm.engines.gpu.gmatch import GMatchConfig
+    >>> cfg = GMatchConfig(steal=False, memory_budget=2 << 30)
+    >>> cfg.steal, cfg.host_rows
+    (False, 4096)
+    >>> GMatchConfig(bfs_chain=0)
+    Traceback (most recent call last):
+    ...
+    ValueError: GMatchConfig.bfs_chain must be at least 1, got 0
+
+    The engine takes it, and the engine object goes to any ``engine=`` (this needs a GPU):
+
+    >>> import networkx as nx, nx_gsm
+    >>> eng = nx_gsm.get_engine("gmatch", config=cfg)                     # doctest: +SKIP
+    >>> nx_gsm.count_subgraph_monomorphisms(nx.cycle_graph(5), nx.path_graph(3),
+    ...                                     engine=eng)                    # doctest: +SKIP
+    10
+    """
+
+    memory_budget: int | None = None
+    time_limit: float | None = None
+    steal: bool = True
+    queue_capacity: int = QUEUE_CAPACITY
+    pool_target: int | None = None
+    bfs_levels: int | None = None
+    host_rows: int = HOST_BFS_ROWS
+    host_count_rows: int = HOST_COUNT_ROWS
+    bfs_chain: int = BFS_CHAIN
+    candidate_space: bool = True
+    adjacency_bits: bool = True
+    fused: bool = True
+    fused_host_rows: int | None = None
+    fused_regs: int | None = None
+    fused_narrow: int | None = None
+    host_work: int = HOST_WORK
+    small_space: int = SMALL_SPACE
+    out_capacity: int | None = None
+    blocks: int | None = None
+
+    def __post_init__(self):
+        checked = {
+            "memory_budget": _integer("memory_budget", self.memory_budget, 1, optional=True),
+            "time_limit": self._seconds(self.time_limit),
+            "steal": _boolean("steal", self.steal),
+            "queue_capacity": _integer("queue_capacity", self.queue_capacity, 1),
+            "pool_target": _integer("pool_target", self.pool_target, 1, optional=True),
+            "bfs_levels": _integer("bfs_levels", self.bfs_levels, 0, optional=True),
+            "host_rows": _integer("host_rows", self.host_rows, 0),
+            "host_count_rows": _integer("host_count_rows", self.host_count_rows, 0),
+            "bfs_chain": _integer("bfs_chain", self.bfs_chain, 1),
+            "candidate_space": _boolean("candidate_space", self.candidate_space),
+            "adjacency_bits": _boolean("adjacency_bits", self.adjacency_bits),
+            "fused": _boolean("fused", self.fused),
+            "fused_host_rows": _integer("fused_host_rows", self.fused_host_rows, 0,
+                                        optional=True),
+            "fused_regs": _integer("fused_regs", self.fused_regs, 0, MAX_REGS, optional=True),
+            "fused_narrow": _integer("fused_narrow", self.fused_narrow, 0, optional=True),
+            "host_work": _integer("host_work", self.host_work, 0),
+            "small_space": _integer("small_space", self.small_space, 0),
+            "out_capacity": _integer("out_capacity", self.out_capacity, 1, optional=True),
+            "blocks": _integer("blocks", self.blocks, 1, optional=True),
+        }
+        for name, value in checked.items():  # NumPy scalars become Python's (frozen: setattr)
+            object.__setattr__(self, name, value)
+
+    @staticmethod
+    def _seconds(value):
+        if value is None:
+            return None
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+            raise TypeError(f"GMatchConfig.time_limit must be a number of seconds or None, got "
+                            f"{value!r}")
+        value = float(value)
+        if not (value > 0 and math.isfinite(value)):
+            raise ValueError(f"GMatchConfig.time_limit must be a positive, finite number of "
+                             f"seconds, got {value}")
+        return value
+
+    @classmethod
+    def field_names(cls):
+        """The names of the fields, in declaration order."""
+        return tuple(f.name for f in fields(cls))

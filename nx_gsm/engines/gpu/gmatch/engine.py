@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 
@@ -17,13 +18,12 @@ from .. import faults
 from ..common import exact_sum, to_host
 from ..device import array_module
 from ..residency import DevPlan, PlanSlots
-from .config import (BFS_CHAIN, C_OUT, C_STOP, FUSED_HOST_ROWS, HOST_BFS_ROWS, HOST_COUNT_ROWS,
-                     HOST_WORK, KMAX_LIMIT, SMALL_HOST_ROWS, SMALL_SPACE, SMALL_STEPS,
-                     SPACE_VISITS, flag, knob)
+from .config import (C_OUT, C_STOP, FUSED_HOST_ROWS, KMAX_LIMIT, SMALL_HOST_ROWS, SMALL_STEPS,
+                     SPACE_VISITS, GMatchConfig)
 from .host import GMatchSearch
 from .kernels import bucket
 
-__all__ = ["GMatchEngine"]
+__all__ = ["GMatchConfig", "GMatchEngine"]
 
 log = logging.getLogger("nx_gsm.gpu")
 
@@ -33,93 +33,60 @@ _UNREAD = object()  # (GMatchEngine._dev_plan: the candidate space not looked up
 class GMatchEngine(GMatchSearch):
     """gMatch on the GPU: ``count(plan, limit, budget)`` and ``iter_chunks(plan, chunk, limit,
     budget)`` (the engine protocol of :mod:`nx_gsm.engines`; ``budget`` carries the API's timeout,
-    progress and Ctrl-C, which stop a running kernel through its stop flag).
+    progress and Ctrl-C, which stop a running kernel through its stop flag), and the prefix
+    protocol ``count_from`` / ``iter_from`` over partial matches made elsewhere.
 
-    Parameters (all optional):
+    Parameters
+    ----------
+    config : GMatchConfig, optional
+        Every tuning parameter (see :class:`~.config.GMatchConfig` for each field, its
+        default and why); default ``GMatchConfig()``.
+    **options
+        Shortcuts for fields of ``config``: ``GMatchEngine(steal=False)`` is
+        ``GMatchEngine(config=GMatchConfig(steal=False))``, and with ``config`` given they
+        replace its fields (:func:`dataclasses.replace`). An option passed as None is left
+        out (the config's value stands), so callers can pass optional values through.
 
-    * ``pool_target``: rows for the BFS prefix (default: 8 per resident warp);
-    * ``bfs_levels``: the most BFS levels (default: until the target, or until a frontier stays
-      under 32 rows after 4 levels);
-    * ``host_rows``: BFS levels of at most this many rows run on the host (default
-      :data:`HOST_BFS_ROWS`; 0: every level on the GPU);
-    * ``bfs_chain``: GPU BFS levels launched before their sizes are read (default
-      :data:`BFS_CHAIN`; 1: a read after every level);
-    * ``host_count_rows``: a count's last level is counted on the host up to this many
-      matches (default :data:`HOST_COUNT_ROWS`, never fewer than ``host_rows``; it writes no
-      rows, so it may go past them; without host levels, ``host_rows=0``, none is counted);
-    * ``out_capacity``: rows of the device output buffer (default from the memory budget, at most
-      256 MB); larger outputs are counted per pool row and collected in batches that fit;
-    * ``steal``: work donation between warps (default True); ``queue_capacity``: ring slots;
-    * ``memory_budget``: bytes (default: ``nx.config.backends.gsm.device_memory_budget`` or 80% of
-      the free device memory);
-    * ``blocks``: grid size override;
-    * ``time_limit``: seconds per DFS launch, after which the kernel is stopped and
-      ``TimeoutError`` raised (for benchmarks);
-    * ``candidate_space``: local candidate sets from the plan's candidate space (default True;
-      False: raw adjacency rows, as device-resident plans always use);
-    * ``fused``: a count runs its device levels and its DFS in one cooperative launch
-      (default True; see :meth:`_fused`), after host levels of fewer than
-      ``fused_host_rows`` rows (default :data:`FUSED_HOST_ROWS` by stack depth, never more than
-      ``host_rows``: ``host_rows=0`` starts it from the roots); False: BFS levels
-      launched from the host (``host_rows``, ``bfs_chain``), then the DFS, as collects do;
-      ``fused_regs``: the fused kernel's register cap (default :data:`FUSED_REGS`; 0: none);
-      ``host_work``: those host levels stop once they examined this many candidates
-      (default :data:`HOST_WORK`; 0: no bound); ``fused_narrow``: the fused search's levels
-      of fewer rows than this run in one block, without grid barriers (default
-      :data:`FUSED_NARROW` per warp of a block; 0: none); ``small_space``: a count whose
-      candidate space holds at most this many entries per pattern node is the CPU engine's
-      sequential search's (up to :data:`SMALL_STEPS` candidates), else keeps its levels on
-      the host to :data:`SMALL_HOST_ROWS` rows (default :data:`SMALL_SPACE`; 0: never);
-    * ``adjacency_bits``: a simple data graph of at most ~11,500 nodes without edge labels
-      has its edges tested through a bitmap, one load a test, instead of a binary search of
-      the row (default True; see :func:`~nx_gsm.engines.gpu.formats.adjacency_bits`);
+    Attributes
+    ----------
+    config : GMatchConfig
+        The parameters, fixed for the engine's life.
+    memory_budget : int or None
+        The budget searches run under now: ``config.memory_budget``, halved while a search is
+        retried after running out of memory; an engine that drives this one (GSI's switch to
+        the DFS, the partitioned engine) sets it to what its own search leaves.
+    last_stats : dict
+        The last run's pool size, grid, donations and timings.
 
-    ``NX_GSM_GMATCH_POOL_TARGET``, ``NX_GSM_GMATCH_STEAL`` (0/1), ``NX_GSM_GMATCH_HOST_ROWS``,
-    ``NX_GSM_GMATCH_HOST_COUNT_ROWS``, ``NX_GSM_GMATCH_BFS_CHAIN``, ``NX_GSM_GMATCH_SPACE``
-    (0/1), ``NX_GSM_GMATCH_FUSED`` (0/1), ``NX_GSM_GMATCH_FUSED_HOST_ROWS``,
-    ``NX_GSM_GMATCH_FUSED_REGS``, ``NX_GSM_GMATCH_FUSED_NARROW``,
-    ``NX_GSM_GMATCH_SMALL_SPACE``, ``NX_GSM_GMATCH_HOST_WORK``, ``NX_GSM_GMATCH_ADJ_BITS`` (0/1)
-    and ``NX_GSM_GMATCH_TIME_LIMIT``
-    set the defaults of the corresponding parameters (for
-    harnesses that pick engines by name).
-    Patterns deeper than :data:`KMAX_LIMIT` run on the CPU engine (logged). ``last_stats`` holds
-    the last run's pool size, grid, donations and timings.
+    Patterns deeper than :data:`KMAX_LIMIT` run on the CPU engine (logged).
+
+    Examples
+    --------
+    >>> import networkx as nx, nx_gsm                                      # doctest: +SKIP
+    >>> from nx_gsm.engines.gpu.gmatch import GMatchConfig, GMatchEngine   # doctest: +SKIP
+    >>> eng = GMatchEngine(config=GMatchConfig(memory_budget=4 << 30))     # doctest: +SKIP
+    >>> nx_gsm.count_subgraph_monomorphisms(nx.cycle_graph(5), nx.path_graph(3),
+    ...                                     engine=eng)                    # doctest: +SKIP
+    10
     """
 
     name = "gmatch"
     capabilities = capabilities_of("gmatch")
 
-    def __init__(self, *, pool_target=None, bfs_levels=None, out_capacity=None, steal=None,
-                 queue_capacity=1 << 15, memory_budget=None, blocks=None, time_limit=None,
-                 host_rows=None, candidate_space=None, host_count_rows=None, bfs_chain=None,
-                 fused=None, fused_host_rows=None, fused_regs=None, host_work=None,
-                 fused_narrow=None, small_space=None, adjacency_bits=None):
+    def __init__(self, *, config=None, **options):
+        if config is None:
+            config = GMatchConfig()
+        elif not isinstance(config, GMatchConfig):
+            raise TypeError(f"config must be a GMatchConfig, got {type(config).__name__}")
+        unknown = sorted(set(options) - set(GMatchConfig.field_names()))
+        if unknown:
+            raise TypeError(f"GMatchEngine got unknown options {', '.join(unknown)}; the "
+                            f"options are GMatchConfig's fields: "
+                            f"{', '.join(GMatchConfig.field_names())}")
+        given = {k: v for k, v in options.items() if v is not None}
+        self.config = dataclasses.replace(config, **given) if given else config
         self.xp = array_module()
-        # NX_GSM_GMATCH_* knobs let test harnesses reach engines by name
-        pool_target = knob(pool_target, "POOL_TARGET", None)
-        self.host_rows = knob(host_rows, "HOST_ROWS", HOST_BFS_ROWS)
-        self.host_count_rows = knob(host_count_rows, "HOST_COUNT_ROWS", HOST_COUNT_ROWS)
-        self.bfs_chain = knob(bfs_chain, "BFS_CHAIN", BFS_CHAIN)
-        if self.bfs_chain < 1:
-            raise ValueError(f"bfs_chain must be at least 1, got {self.bfs_chain}")
-        steal = knob(steal, "STEAL", True, flag)
-        self.candidate_space = knob(candidate_space, "SPACE", True, flag)
-        self.fused = knob(fused, "FUSED", True, flag)
-        self.fused_host_rows = knob(fused_host_rows, "FUSED_HOST_ROWS", None)
-        self.host_work = knob(host_work, "HOST_WORK", HOST_WORK)
-        self.fused_narrow = knob(fused_narrow, "FUSED_NARROW", None)
-        self.fused_regs = knob(fused_regs, "FUSED_REGS", None)
-        self.small_space = knob(small_space, "SMALL_SPACE", SMALL_SPACE)
-        self.adjacency_bits = knob(adjacency_bits, "ADJ_BITS", True, flag)
-        time_limit = knob(time_limit, "TIME_LIMIT", None, float)
-        self.pool_target = pool_target
-        self.bfs_levels = None if bfs_levels is None else int(bfs_levels)
-        self.out_capacity = out_capacity
-        self.steal = bool(steal)
-        self.queue_capacity = int(queue_capacity)
-        self.memory_budget = memory_budget
-        self.blocks = blocks
-        self.time_limit = time_limit
+        self.memory_budget = self.config.memory_budget
         self.last_stats = {}
         self._faults = []
         self._plan = None
@@ -148,14 +115,14 @@ class GMatchEngine(GMatchSearch):
         fh = None
         space = _UNREAD
         if fused:
-            fh = self.fused_host_rows
+            fh = self.config.fused_host_rows
             if fh is None:
                 fh = FUSED_HOST_ROWS[KMAX]
                 if count:
                     # unchecked against the budget (a free-memory read: ~8-35 us of the card's
                     # host, more than the probe's own glue) until it goes to the device
                     space = self._space(plan, fit=False)
-                    if space is not None and space.val.size <= self.small_space * plan.k:
+                    if space is not None and space.val.size <= self.config.small_space * plan.k:
                         # a small search: the CPU engine's sequential search counts it, else
                         # its levels run on the host
                         got = count_probe(plan, SMALL_STEPS)
@@ -167,11 +134,11 @@ class GMatchEngine(GMatchSearch):
                             return None, got, plan.k
                         fh = SMALL_HOST_ROWS
                     space = self._fitting(space)
-            fh = min(self.host_rows, fh)
+            fh = min(self.config.host_rows, fh)
         target = self._default_pool_target(W)
         roots = plan.cand_flat[plan.cand_ptr[0] : plan.cand_ptr[1]]
         rows, L, levels, last = self._host_prefix(plan, roots, target, count, fh,
-                                                  self.host_work if fused else 0)
+                                                  self.config.host_work if fused else 0)
         t1 = time.perf_counter()
         self.last_stats = {"host_levels": levels, "t_host_bfs": t1 - t0, "k": plan.k}
         if last is not None:
@@ -206,17 +173,17 @@ class GMatchEngine(GMatchSearch):
         return self._count_recovering(self._count, plan, limit, budget)
 
     def _count(self, plan, limit, budget):
-        dp, rows, L = self._prepare(plan, count=True, fused=self.fused)
+        dp, rows, L = self._prepare(plan, count=True, fused=self.config.fused)
         if isinstance(rows, int):
             return rows if limit is None else min(rows, limit)
         if L == plan.k or rows.shape[0] == 0:
             n = int(rows.shape[0])
             return n if limit is None else min(n, limit)
-        got = self._fused(dp, rows, L, limit, budget) if self.fused else None
+        got = self._fused(dp, rows, L, limit, budget) if self.config.fused else None
         if got is not None:
             total, stopped = got
         else:
-            if self.fused:  # no cooperative launch here: the GPU levels from the host
+            if self.config.fused:  # no cooperative launch here: the GPU levels from the host
                 t2 = time.perf_counter()
                 rows, L = self._bfs(dp, rows, self._default_pool_target(bucket(dp.k)[1]), L,
                                     L - 1)
@@ -278,53 +245,110 @@ class GMatchEngine(GMatchSearch):
         return to_host(rows), to_host(tc)
 
     # -- task pools made elsewhere ----------------------------------------------------------------
-    def count_from(self, plan, rows, limit=None, budget=UNLIMITED, cut_part=None):
-        """Matches below the partial matches ``rows`` -- an ``(n, L)`` int32 NumPy or CuPy array,
-        ``1 <= L <= k``, column d the data node of ``plan.order[d]`` -- each row's subtree
-        counted once, at most ``limit``; a :class:`PartialCount` when ``budget`` stopped it.
+    def count_from(self, plan, prefixes, limit=None, budget=UNLIMITED, cut_part=None,
+                   device_plan=None):
+        """Matches below the partial matches ``prefixes`` -- an ``(n, L)`` integer NumPy or
+        CuPy array, ``1 <= L <= k``, column d the data node of ``plan.order[d]`` -- each row's
+        subtree counted once, at most ``limit``; a :class:`PartialCount` when ``budget``
+        stopped it (the :class:`~nx_gsm.engines.base.PrefixEngine` contract).
 
         The rows are the DFS's task pool as given (a CuPy array is used in place): the public
         entry for a pool another engine built, such as GSI's BFS levels when the next one
-        would not fit the device. Every row must be a feasible partial match, as every engine's levels are.
+        would not fit the device. Every row must be a feasible partial match, as every
+        engine's levels are.
 
         ``cut_part`` (int32 part id per data node) keeps only the matches whose pattern pairs
         at depths >= 2 map onto no cut pair smaller than the one of depths 0 and 1 (PBE's
         DUPREMOVE): the partitioned engine's cross search, whose rows are seeded cut pairs.
+
+        ``device_plan`` is ``plan`` already on the device (a
+        :class:`~nx_gsm.engines.gpu.residency.DevPlan` the caller made of it), searched as
+        given instead of uploading ``plan`` here: GSI hands over its own, whose candidate bits
+        its signature filter pruned, so the DFS below its levels checks the same candidates
+        and the device holds one copy of the plan. A device plan carries its own part ids, so
+        it is not combined with ``cut_part``.
+
         ``last_stats["t_upload"]`` is the time spent uploading the graph (if not cached), the
-        plan, ``cut_part`` and the rows.
+        plan, ``cut_part`` and the rows (absent with ``device_plan``).
         """
-        rows = self._checked_rows(plan, rows)
+        rows = self._checked_rows(plan, prefixes)
         limit, _ = trivial_answer(plan, limit)
         if plan.empty or limit == 0:
             return 0
+        self._check_device_plan(plan, device_plan, cut_part)
         fb = self._fallback(plan)
         if fb is not None:
             self._no_filter_on_cpu(cut_part)
             got = fb.count_from(plan, to_host(rows), budget=budget)
             return got if limit is None else min(got, limit)
-        t0 = time.perf_counter()
-        dp = self._dev_plan(plan, cut_part)
-        return self._count_from(dp, rows, limit, budget, t0=t0)
+        dp, t0 = self._given_or_uploaded(plan, device_plan, cut_part)
+        rows = self._pool(dp, rows, t0)
+        n, L = rows.shape
+        if n == 0 or L == dp.k:
+            return n if limit is None else min(n, limit)
+        _, tc, _, stopped = self._dfs(dp, rows, stop_at=limit, budget=budget)
+        total = exact_sum(to_host(tc))
+        if limit is not None:
+            total = min(total, limit)
+        if stopped is not None and (limit is None or total < limit):
+            return PartialCount(total)
+        return total
 
-    def iter_from(self, plan, rows, chunk=4096, limit=None, budget=UNLIMITED, cut_part=None):
-        """Like :meth:`iter_chunks`, restricted to the subtrees of ``rows`` (see
-        :meth:`count_from`, also for ``cut_part``): host int32 arrays of up to ``chunk`` rows, at
-        most ``limit``. With ``cut_part`` a device fault reaches the caller (as from
-        :meth:`count_from`) instead of being finished on the CPU engine, which has no DUPREMOVE:
-        the caller recovers and redoes the rows."""
-        rows = self._checked_rows(plan, rows)
+    def iter_from(self, plan, prefixes, chunk=4096, limit=None, budget=UNLIMITED, cut_part=None,
+                  device_plan=None):
+        """Like :meth:`iter_chunks`, restricted to the subtrees of ``prefixes`` (see
+        :meth:`count_from`, also for ``cut_part`` and ``device_plan``): host int32 arrays of up
+        to ``chunk`` rows, at most ``limit``. With ``cut_part`` a device fault reaches the
+        caller (as from :meth:`count_from`) instead of being finished on the CPU engine, which
+        has no DUPREMOVE: the caller recovers and redoes the rows.
+
+        A pool handed over is usually one whose output did not fit a BFS level, so it is
+        counted per row and collected in batches at once rather than first tried in one
+        buffer; a ``limit`` that fits the buffer is one pass."""
+        rows = self._checked_rows(plan, prefixes)
         chunk = check_chunk(chunk)
         limit, _ = trivial_answer(plan, limit)
         if plan.empty or limit == 0:
             return
+        self._check_device_plan(plan, device_plan, cut_part)
         fb = self._fallback(plan)
         if fb is not None:
             self._no_filter_on_cpu(cut_part)
             yield from fb.iter_from(plan, to_host(rows), chunk=chunk, limit=limit, budget=budget)
             return
+        dp, t0 = self._given_or_uploaded(plan, device_plan, cut_part)
+        self._faults = []
+        self._plan = plan  # _collect_batches finishes a faulted batch's prefixes on the CPU
+        rows = self._pool(dp, rows, t0)
+        n, L = rows.shape
+        remaining = [limit]
+        if n == 0 or L == dp.k:
+            yield from self._emit(rows, n, chunk, remaining)
+            return
+        cap = self._capacity(plan)
+        if limit is not None and limit <= cap:
+            yield from self._collect_limit(dp, rows, limit, chunk, remaining, budget)
+            return
+        yield from self._collect_batches(dp, rows, cap, chunk, remaining, budget)
+
+    @staticmethod
+    def _check_device_plan(plan, device_plan, cut_part):
+        if device_plan is None:
+            return
+        if cut_part is not None:
+            raise ValueError("cut_part and device_plan exclude each other: a device plan "
+                             "carries its own part ids")
+        if device_plan.k != plan.k:
+            raise ValueError(f"device_plan has {device_plan.k} depths, the plan {plan.k}: "
+                             f"it is not this plan's")
+
+    def _given_or_uploaded(self, plan, device_plan, cut_part):
+        """(the device plan, when its upload began): ``device_plan`` where given (no upload),
+        else ``plan`` uploaded now."""
+        if device_plan is not None:
+            return device_plan, None
         t0 = time.perf_counter()
-        dp = self._dev_plan(plan, cut_part)
-        yield from self._iter_from(dp, plan, rows, chunk, limit, budget, t0=t0)
+        return self._dev_plan(plan, cut_part), t0
 
     def _checked_rows(self, plan, rows):
         """``rows`` checked as far as memory safety needs before any kernel indexes by them:
@@ -359,7 +383,7 @@ class GMatchEngine(GMatchSearch):
         if space is _UNREAD:
             space = self._space(plan)
         self.last_stats["space"] = space is not None
-        adj = self._adjacency(plan.G) if self.adjacency_bits else None
+        adj = self._adjacency(plan.G) if self.config.adjacency_bits else None
         self.last_stats["adj_bits"] = adj is not None and not plan.has_elabels
         return DevPlan(plan, self.xp, garrs, cut_part, self._slots, space, adj)
 
@@ -370,7 +394,7 @@ class GMatchEngine(GMatchSearch):
         memory budget (unless ``fit`` is False: the caller then checks it with
         :meth:`_fitting` before it goes to the device). The host levels have built it already
         for every search they start."""
-        if not self.candidate_space or not isinstance(plan.cand_flat, np.ndarray) or \
+        if not self.config.candidate_space or not isinstance(plan.cand_flat, np.ndarray) or \
                 getattr(plan.G, "on_device", False) or plan.drv_j.size == 0:
             return None
         if plan.__dict__.get("_space") is None and space_visits(plan) > SPACE_VISITS:
@@ -395,42 +419,9 @@ class GMatchEngine(GMatchSearch):
             self.last_stats["t_upload"] = time.perf_counter() - t0
         return rows
 
-    def _count_from(self, dp, rows, limit, budget, t0=None):
-        """:meth:`count_from` on an uploaded plan (GSI passes its own, with its signature-pruned
-        candidate bits); ``t0``: when the caller's uploads began."""
-        rows = self._pool(dp, rows, t0)
-        n, L = rows.shape
-        if n == 0 or L == dp.k:
-            return n if limit is None else min(n, limit)
-        _, tc, _, stopped = self._dfs(dp, rows, stop_at=limit, budget=budget)
-        total = exact_sum(to_host(tc))
-        if limit is not None:
-            total = min(total, limit)
-        if stopped is not None and (limit is None or total < limit):
-            return PartialCount(total)
-        return total
-
-    def _iter_from(self, dp, plan, rows, chunk, limit, budget, t0=None):
-        """:meth:`iter_from` on an uploaded plan. A pool handed over is usually one whose output
-        did not fit a BFS level, so it is counted per row and collected in batches at once
-        rather than first tried in one buffer; a ``limit`` that fits the buffer is one pass."""
-        self._faults = []
-        self._plan = plan  # _collect_batches finishes a faulted batch's prefixes on the CPU
-        rows = self._pool(dp, rows, t0)
-        n, L = rows.shape
-        remaining = [limit]
-        if n == 0 or L == dp.k:
-            yield from self._emit(rows, n, chunk, remaining)
-            return
-        cap = self._capacity(plan)
-        if limit is not None and limit <= cap:
-            yield from self._collect_limit(dp, rows, limit, chunk, remaining, budget)
-            return
-        yield from self._collect_batches(dp, rows, cap, chunk, remaining, budget)
-
     def _capacity(self, plan):
-        if self.out_capacity is not None:
-            return max(1, int(self.out_capacity))
+        if self.config.out_capacity is not None:
+            return max(1, int(self.config.out_capacity))
         return max(1024, min(self._budget() // 4, 256 << 20) // (4 * plan.k))
 
     def iter_chunks(self, plan, chunk=4096, limit=None, budget=UNLIMITED):

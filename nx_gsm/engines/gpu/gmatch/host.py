@@ -100,8 +100,10 @@ class _FusedSetup:
 
 
 class GMatchSearch(faults.Recovery):
-    """The device side of :class:`~.engine.GMatchEngine` (which holds the parameters these
-    methods read): BFS levels, DFS and fused launches, their kept buffers and the wait."""
+    """The device side of :class:`~.engine.GMatchEngine` (whose ``config``, a
+    :class:`~.config.GMatchConfig`, holds the parameters these methods read, and whose
+    ``memory_budget`` the budget): BFS levels, DFS and fused launches, their kept buffers and
+    the wait."""
 
     # dropped after a device fault (faults.Recovery)
     _device_caches = ("_gcache", "_acache", "_qbufs", "_kept", "_slots", "_bufs", "_free_memo",
@@ -130,8 +132,8 @@ class GMatchSearch(faults.Recovery):
     _grid_cache = {}
 
     def _grid(self, kern, W):
-        if self.blocks is not None:
-            return int(self.blocks)
+        if self.config.blocks is not None:
+            return int(self.config.blocks)
         key = id(kern)
         if key not in self._grid_cache:
             self._grid_cache[key] = self._grid_uncached(kern, W)
@@ -158,8 +160,8 @@ class GMatchSearch(faults.Recovery):
         return sm * per_sm
 
     def _default_pool_target(self, W):
-        if self.pool_target is not None:
-            return int(self.pool_target)
+        if self.config.pool_target is not None:
+            return int(self.config.pool_target)
         info = device_info()
         if info["simulator"]:
             return 8
@@ -265,11 +267,11 @@ class GMatchSearch(faults.Recovery):
         if not isinstance(plan.cand_flat, np.ndarray) or getattr(plan.G, "on_device", False):
             return roots.reshape(-1, 1), 1, 0, None
         rows = np.ascontiguousarray(roots, dtype=np.int32).reshape(-1, 1)
-        cap = min(self.host_rows if host_rows is None else host_rows, target)
-        most = plan.k if self.bfs_levels is None else self.bfs_levels
+        cap = min(self.config.host_rows if host_rows is None else host_rows, target)
+        most = plan.k if self.config.bfs_levels is None else self.config.bfs_levels
         if plan.k < 2 or not 0 < rows.shape[0] < cap or most < 1:
             return rows, 1, 0, None
-        count_cap = max(cap, self.host_count_rows)
+        count_cap = max(cap, self.config.host_count_rows)
         got = host_levels(plan_arrays(plan), rows, cap, most, numba.get_num_threads(),
                           count_last=count, count_cap=count_cap, work_cap=work_cap)
         rows, levels, last = got if count else got + (None,)
@@ -290,12 +292,12 @@ class GMatchSearch(faults.Recovery):
         gpu_levels = chains = 0
         while L < dp.k and rows.shape[0] and rows.shape[0] < target:
             most = dp.k - L
-            if self.bfs_levels is not None:
-                most = min(most, self.bfs_levels - levels)
+            if self.config.bfs_levels is not None:
+                most = min(most, self.config.bfs_levels - levels)
             if most <= 0 or (gpu_levels >= 4 and rows.shape[0] < 32):
                 break
             n = int(rows.shape[0])
-            m = self.bfs_chain
+            m = self.config.bfs_chain
             if growth is not None and growth > 1.0:
                 m = min(m, 2 + int(math.log(target / n) / math.log(growth)))
             rows, done, stop = self._chain(dp, rows, L, max(1, min(m, most)), target,
@@ -329,7 +331,7 @@ class GMatchSearch(faults.Recovery):
             pool = xp.zeros((1, L), dtype=np.int32)
         flat = pool.reshape(-1)  # (a view: the kernels read a pool as flat rows)
         ctl, k_ctl = self._buf("ctl", N_CTL, np.int64)
-        qc = self.queue_capacity if self.steal else 1
+        qc = self.config.queue_capacity if self.config.steal else 1
         q_rows, q_len, q_org, q_ready = self._queue(qc, KMAX)
         task_count, k_tc = self._buf("task_count", max(n_pool, 1), np.int64)
         if collect:
@@ -342,7 +344,7 @@ class GMatchSearch(faults.Recovery):
         stop = INF if stop_at is None else int(stop_at)
         sim_reset()
         if _SIM:
-            blocks = self.blocks or 1
+            blocks = self.config.blocks or 1
         else:
             if not kern.overloads:
                 # compile with a launch over an empty pool; the grid size needs its resources
@@ -355,10 +357,10 @@ class GMatchSearch(faults.Recovery):
         faults.point("launch")
         self._launch("dfs", kern, blocks, 32 * W, *dp.dfs_args(), flat, L, n_pool,
                      k_ctl, q_rows, q_len, q_org, q_ready, qc, k_tc, int(bool(collect)), stop,
-                     k_out, int(cap), int(self.steal))
+                     k_out, int(cap), int(self.config.steal))
         t_launch = time.perf_counter() - t0
         stopped = None
-        if not _SIM and (self.time_limit is not None or budget is not UNLIMITED):
+        if not _SIM and (self.config.time_limit is not None or budget is not UNLIMITED):
             stopped = self._wait(ctl, task_count, n_pool, budget)
         ctl_h, tc_h = host_copy(ctl), host_copy(task_count[:n_pool])
         self.last_stats.update(blocks=int(blocks), warps_per_block=W, kmax=KMAX, wide=dp.wide,
@@ -366,7 +368,8 @@ class GMatchSearch(faults.Recovery):
                                t_dfs_launch=t_launch, t_dfs=time.perf_counter() - t0)
         if stopped == "time_limit":
             self.last_stats["timed_out"] = True
-            raise TimeoutError(f"gmatch: search stopped after time_limit={self.time_limit} s")
+            raise TimeoutError(f"gmatch: search stopped after "
+                               f"time_limit={self.config.time_limit} s")
         return ctl_h, tc_h, out, stopped
 
     def _fused(self, dp, rows, L, limit, budget):
@@ -378,7 +381,8 @@ class GMatchSearch(faults.Recovery):
         launch is available (kept launches off): the caller then launches the levels itself.
         """
         KMAX, W = bucket(dp.k)
-        regs = FUSED_REGS.get(KMAX, 0) if self.fused_regs is None else self.fused_regs
+        cfg = self.config
+        regs = FUSED_REGS.get(KMAX, 0) if cfg.fused_regs is None else cfg.fused_regs
         kern = fused_kernel(KMAX, W, dp.wide, regs)
         t0 = time.perf_counter()
         faults.point("bfs")
@@ -388,15 +392,14 @@ class GMatchSearch(faults.Recovery):
         faults.point("dfs_buffers")
         fs = self._fused_setup(kern, KMAX, W, cap, n0 * L)
         stop = INF if limit is None else int(limit)
-        most = dp.k if self.bfs_levels is None else max(0, self.bfs_levels - (int(L) - 1))
+        most = dp.k if cfg.bfs_levels is None else max(0, cfg.bfs_levels - (int(L) - 1))
         args = (*dp.dfs_args(), n0, int(L), fs.k_buf, cap, fs.target, most, fs.k_ctl,
                 fs.q_rows, fs.q_len, fs.q_org, fs.q_ready, fs.qc, stop, fs.k_out,
-                int(self.steal),
-                FUSED_NARROW * W if self.fused_narrow is None else int(self.fused_narrow))
+                int(cfg.steal), FUSED_NARROW * W if cfg.fused_narrow is None else cfg.fused_narrow)
         faults.point("launch")
         if _SIM:
             sim_reset()
-            blocks = self.blocks or 1
+            blocks = self.config.blocks or 1
             fs.k_buf[: n0 * L] = np.asarray(rows, dtype=np.int32).reshape(-1)
             fs.both.fill(0)
             with quiet():
@@ -433,7 +436,7 @@ class GMatchSearch(faults.Recovery):
         t_launch = time.perf_counter() - t0
         nw = blocks * W
         stopped = None
-        if not _SIM and (self.time_limit is not None or budget is not UNLIMITED):
+        if not _SIM and (self.config.time_limit is not None or budget is not UNLIMITED):
             stopped = self._wait(fs.ctl_view, fs.counts_view, nw, budget, npool_slot=C_NPOOL)
         if _SIM:
             c = np.array(fs.both[fs.qpad : fs.qpad + C_COUNTS])
@@ -452,7 +455,8 @@ class GMatchSearch(faults.Recovery):
             t_dfs=time.perf_counter() - t0)
         if stopped == "time_limit":
             self.last_stats["timed_out"] = True
-            raise TimeoutError(f"gmatch: search stopped after time_limit={self.time_limit} s")
+            raise TimeoutError(f"gmatch: search stopped after "
+                               f"time_limit={self.config.time_limit} s")
         return total, stopped
 
     def _fused_setup(self, kern, KMAX, W, cap, row_ints):
@@ -463,14 +467,14 @@ class GMatchSearch(faults.Recovery):
         (kept: 0.80x the time of rebuilt each count). An entry holds its
         arrays, so they stay valid while it is kept, whatever :meth:`_buf`, :meth:`_queue` or
         :meth:`_ring_ctl` hand out since."""
-        qc = self.queue_capacity if self.steal else 1
-        key = (kern, cap, qc, self.blocks, self._default_pool_target(W))
+        qc = self.config.queue_capacity if self.config.steal else 1
+        key = (kern, cap, qc, self.config.blocks, self._default_pool_target(W))
         fs = self._fused_memo
         if fs is not None and fs.key == key and (fs.stage is None or
                                                  fs.stage.rows.size >= row_ints):
             return fs
         info = device_info()
-        most_warps = (self.blocks or 1) * W if _SIM else \
+        most_warps = (self.config.blocks or 1) * W if _SIM else \
             max(W, int(info["sm_count"] or 1) * int(info["max_threads_per_sm"] or 2048) // 32)
         _, k_buf = self._buf("fused_levels", cap, np.int32, zero=False, view=False)
         q_rows, q_len, q_org, _ = self._queue(qc, KMAX, zero=False)
@@ -573,8 +577,8 @@ class GMatchSearch(faults.Recovery):
             try:
                 while not done.done:
                     now = time.perf_counter()
-                    if stopped is None and self.time_limit is not None and \
-                            now - t0 > self.time_limit:
+                    if stopped is None and self.config.time_limit is not None and \
+                            now - t0 > self.config.time_limit:
                         stopped = "time_limit"
                     elif stopped is None and budget is not UNLIMITED and now - last >= 0.1:
                         last = now
