@@ -51,8 +51,8 @@ def _read(path, args=None, *, role="graph", edge_labels=True):
     if args is not None:
         # the matching functions take nx-gsm's own graph: reading into it skips building a
         # NetworkX graph only to convert it (large integer edge lists and CSV go from arrays)
-        kw = dict(fmt=args.format, directed=args.directed, csv_source=args.csv_source,
-                  csv_target=args.csv_target, csv_delimiter=args.csv_delimiter, as_gsm=True)
+        kw = {"fmt": args.format, "directed": args.directed, "csv_source": args.csv_source,
+              "csv_target": args.csv_target, "csv_delimiter": args.csv_delimiter, "as_gsm": True}
     try:
         return read_any(path, edge_labels=edge_labels, **kw)
     except FileNotFoundError:
