@@ -68,10 +68,11 @@ ABLATIONS = {
 
 
 def gmatch_engine(**fields):
-    """A gmatch engine whose configuration differs from the default in ``fields``."""
-    from nx_gsm.engines.gpu.gmatch import GMatchEngine
+    """A gmatch engine whose :class:`~nx_gsm.engines.gpu.gmatch.GMatchConfig` differs from the
+    default in ``fields``."""
+    from nx_gsm.engines.gpu.gmatch import GMatchConfig, GMatchEngine
 
-    return GMatchEngine(**fields)
+    return GMatchEngine(config=GMatchConfig(**fields))
 
 
 # ------------------------------------------------------------------------------------------------

@@ -13,13 +13,13 @@ assert os.environ.get("NUMBA_ENABLE_CUDASIM") == "1", "run with NUMBA_ENABLE_CUD
 
 import networkx as nx  # noqa: E402
 from networkx.algorithms import isomorphism as iso  # noqa: E402
+from sim_runner import run_cases, sim_case  # noqa: E402
 
 from nx_gsm.api import prepare  # noqa: E402
 from nx_gsm.engines.cpu import CpuEngine  # noqa: E402
 from nx_gsm.engines.gpu.gmatch import GMatchEngine  # noqa: E402
 from nx_gsm.testing import random_graph as rand_graph  # noqa: E402
 from nx_gsm.testing import rows_of as _rows  # noqa: E402
-from sim_runner import run_cases, sim_case  # noqa: E402
 
 # two groups, one process each (each under its own timeout): "search" and "levels"; each draws
 # its own random stream in its cases' order (sim_runner runs a group whole)
@@ -231,7 +231,9 @@ def bfs_level_cases(rnd, nm):
     import numpy as np
 
     from nx_gsm.engines import cpu
-    from nx_gsm.engines.gpu.gmatch import host as gm  # (it reads LEVEL_ROWS, level_grid)
+    from nx_gsm.engines.gpu.gmatch import (
+        host as gm,  # (it reads LEVEL_ROWS, level_grid)
+    )
     from nx_gsm.engines.gpu.residency import DevPlan
     from nx_gsm.plan.space import build_space
 
@@ -480,7 +482,10 @@ def fused_cases(nm):
     start from the level before (from the roots, and from the first level), levels up to
     depth k - 1, a limit, the four graph classes in both modes against the chained path
     (``fused=False``), and an empty level."""
-    from nx_gsm.engines.gpu.gmatch import engine, host  # (they read the constants patched)
+    from nx_gsm.engines.gpu.gmatch import (  # (they read the constants patched)
+        engine,
+        host,
+    )
 
     G = nx.complete_graph(8)
     H = nx.path_graph(4)

@@ -19,9 +19,9 @@ assert os.environ.get("NUMBA_ENABLE_CUDASIM") == "1", "run with NUMBA_ENABLE_CUD
 import networkx as nx  # noqa: E402
 import numpy as np  # noqa: E402
 from networkx.algorithms.isomorphism import DiGraphMatcher, GraphMatcher  # noqa: E402
+from sim_runner import run_cases, sim_case  # noqa: E402
 
 from nx_gsm.api import prepare  # noqa: E402
-from sim_runner import run_cases, sim_case  # noqa: E402
 
 MODES = ("mono", "induced", "iso")
 LIMITS = (None, 0, 1)

@@ -17,11 +17,11 @@ assert os.environ.get("NUMBA_ENABLE_CUDASIM") == "1", "run with NUMBA_ENABLE_CUD
 
 import networkx as nx  # noqa: E402
 import numpy as np  # noqa: E402
+from sim_runner import run_cases, sim_case  # noqa: E402
 
 from nx_gsm.api import prepare  # noqa: E402
 from nx_gsm.engines.cpu import CpuEngine  # noqa: E402
 from nx_gsm.engines.gpu import faults  # noqa: E402
-from sim_runner import run_cases, sim_case  # noqa: E402
 
 # the sites each engine reaches (gsi and geneva have no DFS buffers: their levels are "bfs")
 SITES = {

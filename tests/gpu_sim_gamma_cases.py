@@ -14,10 +14,10 @@ assert os.environ.get("NUMBA_ENABLE_CUDASIM") == "1", "run with NUMBA_ENABLE_CUD
 
 import networkx as nx  # noqa: E402
 from networkx.algorithms import isomorphism as iso  # noqa: E402
+from sim_runner import run_cases, sim_case  # noqa: E402
 
 from nx_gsm.incremental import IncrementalMatcher  # noqa: E402
 from nx_gsm.testing import plain_row_batches, random_graph  # noqa: E402
-from sim_runner import run_cases, sim_case  # noqa: E402
 
 CLASSES = [nx.Graph, nx.DiGraph, nx.MultiGraph, nx.MultiDiGraph]
 

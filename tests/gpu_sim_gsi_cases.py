@@ -15,13 +15,13 @@ assert os.environ.get("NUMBA_ENABLE_CUDASIM") == "1", "run with NUMBA_ENABLE_CUD
 
 import networkx as nx  # noqa: E402
 from networkx.algorithms import isomorphism as iso  # noqa: E402
+from sim_runner import run_cases, sim_case  # noqa: E402
 
 from nx_gsm.api import prepare  # noqa: E402
 from nx_gsm.engines.cpu import CpuEngine  # noqa: E402
 from nx_gsm.engines.gpu.gsi import GsiEngine  # noqa: E402
 from nx_gsm.testing import random_graph as rand_graph  # noqa: E402
 from nx_gsm.testing import rows_of as _rows  # noqa: E402
-from sim_runner import run_cases, sim_case  # noqa: E402
 
 # one random stream for the cases below, drawn in their order (sim_runner runs a group whole)
 RND = random.Random(7)

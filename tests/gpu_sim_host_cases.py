@@ -10,10 +10,10 @@ assert os.environ.get("NUMBA_ENABLE_CUDASIM") == "1", "run with NUMBA_ENABLE_CUD
 
 import networkx as nx  # noqa: E402
 import numpy as np  # noqa: E402
+from sim_runner import run_cases, sim_case  # noqa: E402
 
 from nx_gsm.engines.gpu import common, device, residency  # noqa: E402
 from nx_gsm.engines.gpu.gmatch import GMatchEngine  # noqa: E402
-from sim_runner import run_cases, sim_case  # noqa: E402
 
 
 def fail(msg):

@@ -20,13 +20,13 @@ assert os.environ.get("NUMBA_ENABLE_CUDASIM") == "1", "run with NUMBA_ENABLE_CUD
 import networkx as nx  # noqa: E402
 import numpy as np  # noqa: E402
 from networkx.algorithms import isomorphism as iso  # noqa: E402
+from sim_runner import run_cases, sim_case  # noqa: E402
 
 from nx_gsm.api import prepare  # noqa: E402
 from nx_gsm.engines.cpu import CpuEngine, expand, plan_arrays  # noqa: E402
 from nx_gsm.engines.gpu.gmatch import GMatchEngine  # noqa: E402
 from nx_gsm.engines.gpu.gsi import GsiEngine  # noqa: E402
 from nx_gsm.testing import rows_of as _rows  # noqa: E402
-from sim_runner import run_cases, sim_case  # noqa: E402
 
 
 def _set(rows):

@@ -17,15 +17,23 @@ assert os.environ.get("NUMBA_ENABLE_CUDASIM") == "1", "run with NUMBA_ENABLE_CUD
 import networkx as nx  # noqa: E402
 import numpy as np  # noqa: E402
 from networkx.algorithms import isomorphism as iso  # noqa: E402
+from sim_runner import run_cases, sim_case  # noqa: E402
 
 from nx_gsm.api import prepare  # noqa: E402
 from nx_gsm.engines.gpu import faults  # noqa: E402
 from nx_gsm.engines.gpu.gmatch import GMatchEngine  # noqa: E402
-from nx_gsm.engines.partitioned import (PartitionedEngine, _back_pairs,  # noqa: E402
-                                        _grow_all, _pair_order, _seed_ok, cut_pairs, partition,
-                                        plan_arrays, reorder)
+from nx_gsm.engines.partitioned import (  # noqa: E402
+    PartitionedEngine,
+    _back_pairs,
+    _grow_all,
+    _pair_order,
+    _seed_ok,
+    cut_pairs,
+    partition,
+    plan_arrays,
+    reorder,
+)
 from nx_gsm.testing import random_graph, row_set, rows_of  # noqa: E402
-from sim_runner import run_cases, sim_case  # noqa: E402
 
 # one random stream for the cases below, drawn in their order (sim_runner runs a group whole),
 # and the graph several cases search

@@ -20,7 +20,7 @@ import pytest
 pytestmark = pytest.mark.gpu  # the card: tests/conftest.py skips it without a device
 
 ROOT = Path(__file__).resolve().parents[1]
-# id -> (record label, engine name, gmatch options or None for the engine's defaults)
+# id -> (record label, engine name, GMatchConfig fields or None for the engine's defaults)
 RUNS = {
     "gmatch": ("gmatch", "gmatch", None),
     "gsi": ("gsi", "gsi", None),
@@ -34,9 +34,9 @@ RUNS = {
 def _engine(name, fields):
     if fields is None:
         return name
-    from nx_gsm.engines.gpu.gmatch import GMatchEngine
+    from nx_gsm.engines.gpu.gmatch import GMatchConfig, GMatchEngine
 
-    return GMatchEngine(**fields)
+    return GMatchEngine(config=GMatchConfig(**fields))
 
 
 # a minute or two each, mostly VF2 on the host: gpu.check deals them over its processes

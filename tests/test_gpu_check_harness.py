@@ -1,7 +1,8 @@
-"""The GPU check's host logic (``gpu/check.py``, ``gpu/card_tests.py``, ``benchmarks/gpu_suites.py``)
-on the CPU: the pytest shares and their outcomes (a share killed at the phase's time still
-counted, and named with the test it was in), phase selection, the time budget shared out, the
-record, the egsm hook, the bench's warm-up and its screened query lists."""
+"""The GPU check's host logic (``gpu/check.py``, ``gpu/card_tests.py``,
+``benchmarks/gpu_suites.py``) on the CPU: the pytest shares and their outcomes (a share killed at
+the phase's time still counted, and named with the test it was in), phase selection, the time
+budget shared out, the record, the egsm hook, the bench's warm-up and its screened query
+lists."""
 
 import json
 import sys
@@ -15,13 +16,15 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import conftest  # noqa: E402
+
 from benchmarks import gpu_suites as suites  # noqa: E402
 from gpu import card_tests, check  # noqa: E402
 
 # a conftest for made-up test files outside tests/: this repository's hooks and options
 PLUGIN = f"""
 import importlib.util
-spec = importlib.util.spec_from_file_location("repo_conftest", {str(ROOT / "tests" / "conftest.py")!r})
+path = {str(ROOT / "tests" / "conftest.py")!r}
+spec = importlib.util.spec_from_file_location("repo_conftest", path)
 mod = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(mod)
 globals().update({{k: v for k, v in vars(mod).items() if k.startswith("pytest_")}})
@@ -36,8 +39,8 @@ def _item(nodeid, spread=False):
 def test_shares_keep_files_whole_and_deal_spread_tests_one_by_one():
     items = [_item("tests/test_b.py::t1"), _item("tests/test_a.py::t1"),
              _item("tests/test_b.py::t2"), _item("tests/test_c.py::s[0]", spread=True),
-             _item("tests/test_c.py::s[1]", spread=True), _item("tests/test_c.py::s[2]", spread=True),
-             _item("tests/test_c.py::plain")]
+             _item("tests/test_c.py::s[1]", spread=True),
+             _item("tests/test_c.py::s[2]", spread=True), _item("tests/test_c.py::plain")]
     ids = {id(it): it.nodeid for it in items}
     got = [[ids[x] for x in share] for share in conftest.shard(items, 2)]
     assert got == [["tests/test_a.py::t1", "tests/test_c.py::plain", "tests/test_c.py::s[1]"],
@@ -299,3 +302,19 @@ def test_the_committed_screens_give_the_issue_sets_finished_queries():
     assert suites.vf2_queries("dense_8_4,human:sparse_8_3") == ["dense_8_4", "human:sparse_8_3"]
     assert suites.vf2_queries(None) is None
 
+
+
+
+def test_the_ablations_and_device_paths_are_gmatch_configs():
+    """The bench's ablations and the conformance test's gmatch device paths are valid
+    GMatchConfig changes (the card would find out only after its other phases)."""
+    from test_card_conformance import RUNS
+
+    from nx_gsm.engines.gpu.gmatch import GMatchConfig
+
+    variants = [f for _, _, f in RUNS.values() if f] + list(suites.ABLATIONS.values())
+    assert len(variants) == 8
+    defaults = GMatchConfig()
+    for fields in variants:
+        cfg = GMatchConfig(**fields)
+        assert cfg != defaults and all(getattr(cfg, k) == v for k, v in fields.items())

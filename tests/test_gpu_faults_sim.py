@@ -2,7 +2,6 @@
 one test per engine (a case of ``tests/gpu_sim_fault_cases.py``, each in its own child process)."""
 
 import pytest
-
 from sim_runner import sim_cases
 
 pytestmark = pytest.mark.sim  # minutes under the simulator: `.ci/run` runs them

@@ -7,7 +7,6 @@ child processes.
 
 import networkx as nx
 import pytest
-
 from sim_runner import sim_cases
 
 pytestmark = pytest.mark.sim  # minutes under the simulator: `.ci/run` runs them
