@@ -90,7 +90,7 @@ def _same_gsm(a, b):
     assert a.loop_data == b.loop_data
 
 
-def _took_fast(path, directed, **kw):
+def _took_fast(path, directed, mode="fast", **kw):
     """Whether ``read_any`` read ``path`` through the pandas path."""
     took = []
     real = {name: getattr(fastread, name) for name in ("read_csv", "read_edgelist")}
@@ -105,7 +105,7 @@ def _took_fast(path, directed, **kw):
     try:
         for name in real:
             setattr(fastread, name, spy(name))
-        _read(path, "fast", directed=directed, **kw)
+        _read(path, mode, directed=directed, **kw)
     finally:
         for name, fn in real.items():
             setattr(fastread, name, fn)
@@ -126,6 +126,7 @@ def _check(path, *, directed=False, fast, **kw):
             _same_nx(want, got)
             _same_gsm(from_networkx(want), gsm)
     assert _took_fast(path, directed, **kw) == fast
+    assert not _took_fast(path, directed, mode="lines", **kw)
     return want, err
 
 
@@ -277,6 +278,22 @@ def test_large_files_take_the_pandas_path_by_default(tmp_path):
     finally:
         fastread.FAST_MIN_BYTES = old
     _same_gsm(from_networkx(want), g)
+
+
+@pytest.mark.parametrize("name", ["g.graph", "g.graphml", "g.gml"])
+def test_other_formats_as_gsm_are_the_converted_networkx_graph(tmp_path, name):
+    G = nx.gnm_random_graph(8, 12, seed=2)
+    nx.set_node_attributes(G, {v: v % 3 for v in G}, "label")
+    p = tmp_path / name
+    if name.endswith(".graph"):
+        import nx_gsm
+
+        nx_gsm.write_graph(G, p)
+    else:
+        (nx.write_graphml if name.endswith(".graphml") else nx.write_gml)(G, p)
+    want, _ = _read(p, "lines")
+    got, _ = _read(p, "fast", as_gsm=True)
+    _same_gsm(from_networkx(want), got)
 
 
 def test_cli_counts_and_errors_are_the_same_on_the_pandas_path(tmp_path, capsys):
