@@ -170,6 +170,27 @@ def _scan_parallel(chunks, row_t, row_x, slot_u, slot_need, slot_pe, slot_dir, c
                    mult_i, cls_i, eok, has_el, check_mult, mono, ptr, val, write)
 
 
+@njit(cache=True)
+def _scan_serial(row_t, row_x, slot_u, slot_need, slot_pe, slot_dir, cand_bits, ptr_o, idx_o,
+                 mult_o, cls_o, ptr_i, idx_i, mult_i, cls_i, eok, has_el, check_mult, mono):
+    """Both scans of :func:`_scan_rows` on one thread in one compiled call: a small plan's
+    space is built in tens of microseconds, of which two calls from Python with their two
+    dozen arguments each were a third."""
+    n = row_t.size
+    ptr = np.zeros(n + 1, dtype=np.int64)
+    val = np.empty(0, dtype=np.int32)
+    _scan_rows(0, n, row_t, row_x, slot_u, slot_need, slot_pe, slot_dir, cand_bits, ptr_o,
+               idx_o, mult_o, cls_o, ptr_i, idx_i, mult_i, cls_i, eok, has_el, check_mult, mono,
+               ptr, val, False)
+    for r in range(n):
+        ptr[r + 1] += ptr[r]
+    val = np.empty(ptr[n], dtype=np.int32)
+    _scan_rows(0, n, row_t, row_x, slot_u, slot_need, slot_pe, slot_dir, cand_bits, ptr_o,
+               idx_o, mult_o, cls_o, ptr_i, idx_i, mult_i, cls_i, eok, has_el, check_mult, mono,
+               ptr, val, True)
+    return ptr, val
+
+
 def build_space(plan):
     """The CandidateSpace of a plan (NumPy + Numba; cost ~ sum of candidate degrees).
 
@@ -236,6 +257,9 @@ def _build_space(plan, parallel_visits=None):
     cut = PARALLEL_VISITS if parallel_visits is None else parallel_visits
     threads = numba.get_num_threads()
     chunks = min(n_rows, 4 * threads) if visits >= cut and threads > 1 else 0
+    if chunks <= 1:
+        ptr, val = _scan_serial(*args)
+        return CandidateSpace(cidx=cidx, row_off=row_off, ptr=ptr, val=val, rank=rank)
     ptr = np.zeros(n_rows + 1, dtype=np.int64)
     val = np.empty(0, dtype=np.int32)
     for write in (False, True):
