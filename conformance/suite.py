@@ -31,6 +31,8 @@ def engine_unavailable(engine):
     """None if ``engine`` can run here, else the reason (unknown name, no GPU, ...)."""
     from nx_gsm.engines import NAMES, available_engines
 
+    if not isinstance(engine, str):  # an engine object: the API resolves and checks it
+        return None
     if engine not in NAMES:
         return f"unknown engine {engine!r}; choose one of {', '.join(NAMES)}"
     if engine == "auto":
@@ -163,7 +165,7 @@ def run_suite(engine="cpu", quick=False, seed=0, cases=None, yeast=True, only=No
         yrep["errors"]) + len(yrep["missing_files"])
     return {
         "ok": crep["failed"] == 0 and ydiff == 0,
-        "engine": engine,
+        "engine": engine if isinstance(engine, str) else getattr(engine, "name", repr(engine)),
         "seed": seed,
         "quick": quick,
         "only": only,

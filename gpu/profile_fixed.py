@@ -133,7 +133,7 @@ def profile_pieces(G, base, reps):
     KMAX, W = kernels.bucket(dp.k)
     kern = kernels.dfs_kernel(KMAX, W, dp.wide)
     blocks = eng._grid(kern, W)
-    qc = eng.queue_capacity
+    qc = eng.config.queue_capacity
     pool = cp.zeros(1, dtype=np.int32)  # one flat row of one entry
 
     def bufs(wrap):

@@ -99,7 +99,7 @@ def test_pandas_key_columns_stay_key_objects_beside_strings():
     for df in frames:
         assert list(df.columns) == [("p", 0), ("p", 1)]
         assert not isinstance(df.columns, pd.MultiIndex)
-        assert all(dt == object for dt in df.dtypes)
+        assert all(dt.kind == "O" for dt in df.dtypes)
     rows = [r for df in frames[1:] for r in df.itertuples(index=False)]
     assert collections.Counter(frozenset(zip(r, H)) for r in rows) == want
     assert any(x is nan for df in frames for x in df.iloc[:, 0])

@@ -61,7 +61,7 @@ from .device import array_module, device_info, is_simulator, memory_budget
 from .formats import PCSR
 from .gmatch import KMAX_LIMIT as DFS_KMAX_LIMIT
 from .gmatch import GMatchConfig, GMatchEngine
-from .gsi_kernels import join_kernels, link_kernel, signature_kernel
+from .gsi_kernels import JOIN_BUCKETS, join_kernels, link_kernel, signature_kernel
 from .residency import DevPlan
 
 __all__ = ["GsiEngine", "KMAX_LIMIT", "choose_tiers"]
@@ -70,7 +70,6 @@ log = logging.getLogger("nx_gsm.gpu")
 
 _SIM = is_simulator()
 KMAX_LIMIT = 64  # longest partial match a thread rebuilds in local memory (deeper: CPU engine)
-_KMAX_BUCKETS = (8, 16, 32, 64)
 # bytes per GBA slot (4) plus the next level's column and parent pointer (12)
 _SLOT_BYTES = 16
 # bytes per task: row, list start, length, kind, GBA offset, count, output offset, tier index
@@ -377,7 +376,7 @@ class GsiEngine(faults.Recovery):
         if used:
             self._static += sum(int(a.nbytes) for a in self._pcsr_out + self._pcsr_in)
         self._tab = _Table(xp)
-        KMAX = next(b for b in _KMAX_BUCKETS if b >= plan.k)
+        KMAX = next(b for b in JOIN_BUCKETS if b >= plan.k)
         self._bound, self._join = join_kernels(KMAX, self.W)
         self.last_stats["t_setup"] = time.perf_counter() - t0
         return dp

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda, njit
 
-from .... import kernel_cache  # noqa: F401  (sets Numba's cache folder before @njit runs)
+from ....kernel_cache import cached_kernel  # (also sets Numba's cache folder before @njit runs)
 from ..common import kernel_array, to_host
 from ..device import is_simulator
 from .launch import KernelArgs
@@ -383,6 +383,7 @@ def _on_host(a):
     return np.asarray(a.get() if hasattr(a, "__cuda_array_interface__") else a, dtype=np.int64)
 
 
+@cached_kernel
 @cuda.jit
 def _pma_find(rows, upd, start, length, akey, work):
     """GPMA's batch update (GAMMA Sec. V-C), step 1, a thread per update ``i`` (sorted by row,
@@ -422,6 +423,7 @@ def _before(work, c, a1, j, kind):
     return work[c, a1 - 1] + (1 if work[1, a1 - 1] == kind else 0)
 
 
+@cached_kernel
 @cuda.jit
 def _pma_merge(rows, uoff, upd, work, per_row, start, length, cap, adj, mult, emask, akey,
                scratch):
