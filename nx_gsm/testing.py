@@ -1,5 +1,5 @@
-"""Helpers shared by the engine tests (CI's simulator scripts in ``tests/`` and the card tests in
-``gpu/tests/``): random graphs of every NetworkX class, and engine output as rows and sets."""
+"""Helpers shared by the engine tests (the simulator cases and the card tests
+``tests/test_card_*.py``): random graphs of every NetworkX class, and engine output as rows and sets."""
 
 from __future__ import annotations
 

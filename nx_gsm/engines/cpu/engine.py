@@ -36,7 +36,7 @@ __all__ = ["CpuEngine", "check_chunk", "check_prefixes", "trivial_answer", "triv
 # resumable slots per thread in the counting window, and candidates a thread examines per round
 # between two scheduling points (about 5-10 ms): prange gives each thread a fixed block of slots,
 # so a round's uneven end idles a thread, and short rounds keep that small. On 12 yeast-8
-# count-all queries of 20 ms to 1.5 s (2 cores, benchmarks/RESULTS.md), 2 threads over 1 gave
+# count-all queries of 20 ms to 1.5 s on 2 cores, 2 threads over 1 gave
 # 1.49x geomean with 8 slots and 2**17 steps, 1.42x with 32 slots and 2**20
 _SLOTS_PER_THREAD = 8
 _ROUND_STEPS = 1 << 17

@@ -10,7 +10,7 @@ complete and hands exactly the unemitted partial matches to the CPU; gsi and gen
 rows on the host until its device work is complete (``hold=True``). GAMMA finishes a faulted batch
 on the incremental matcher's CPU path and reloads its device graph before the next batch.
 The tests prove this by injecting faults at every allocation site and at the kernel launch
-(``tests/test_gpu_faults_sim.py`` under the simulator in CI, ``gpu/tests/test_faults.py`` on the
+(``tests/test_gpu_faults_sim.py`` under the simulator in CI, ``tests/test_card_faults.py`` on the
 card with CuPy's memory-pool statistics as the leak check)::
 
     from nx_gsm.engines.gpu import faults

@@ -38,7 +38,7 @@ arXiv:2401.17018) over node ids:
   counts weigh the representative's matches by the orbit size.
 
 Exactness: ``added``/``removed`` equal the CPU path's (``nx_gsm.incremental``), which equals the
-difference of VF2's results (tests/test_gpu_gamma_sim.py, gpu/tests/test_gamma.py).
+difference of VF2's results (tests/test_gpu_gamma_sim.py, tests/test_card_gamma.py).
 """
 
 from .engine import GammaDelta, gamma_reason
