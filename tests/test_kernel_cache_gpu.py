@@ -275,7 +275,7 @@ import json
 from numba.cuda.dispatcher import CUDADispatcher
 from nx_gsm import kernel_cache
 from nx_gsm.engines.gpu import geneva, gsi_kernels
-from nx_gsm.engines.gpu.gamma import kernels as gamma
+from nx_gsm.engines.gpu.gamma import kernels as gamma, pma
 from nx_gsm.engines.gpu.gmatch import kernels as gmatch
 from nx_gsm.engines.gpu.gmatch.config import BUCKETS, FUSED_REGS
 
@@ -283,7 +283,7 @@ made = [gmatch.dfs_kernel(K, W, w) for K, W in BUCKETS for w in (False, True)]
 made += [gmatch.fused_kernel(K, W, w, FUSED_REGS.get(K, 0)) for K, W in BUCKETS
          for w in (False, True)]
 made += [k for K in gsi_kernels.JOIN_BUCKETS for k in gsi_kernels.join_kernels(K, 8)]
-module = [v for m in (geneva, gsi_kernels, gamma, gmatch) for v in vars(m).values()
+module = [v for m in (geneva, gsi_kernels, gamma, pma, gmatch) for v in vars(m).values()
           if isinstance(v, CUDADispatcher) and not v.targetoptions.get("device")]
 kernels = made + module
 print(json.dumps({
@@ -312,7 +312,8 @@ def test_every_engine_kernel_has_the_cache_and_each_variant_its_key(tmp_path):
     got = _child(ENGINE_KERNELS, tmp_path)
     assert got["uncached"] == []
     assert {"bfs_level_kernel", "signature_kernel", "link_kernel", "delta_kernel",
-            "_size_kernel", "_filter_kernel", "_extend_kernel"} <= set(got["module"])
+            "_size_kernel", "_filter_kernel", "_extend_kernel", "_pma_find",
+            "_pma_merge"} <= set(got["module"])
     assert got["keys"] == got["made"] == 2 * 6 + 2 * 4
     assert got["registered"] == got["kernels"]
     assert got["paths"] and all(p.startswith(str(tmp_path / "numba" / "cuda"))
