@@ -134,3 +134,14 @@ def test_yeast_ground_truth(engine):
     assert rep["mismatches"] == [] and rep["errors"] == [] and rep["missing_files"] == [], (
         rep["mismatches"][:20], rep["errors"][:5], rep["missing_files"][:5])
     assert rep["matched"] == rep["checked"]
+
+
+def test_run_suite_takes_an_engine_object():
+    """The card's gmatch variants reach the suite as configured engine objects; the report
+    (a JSON record) names the engine rather than holding the object."""
+    from nx_gsm.engines import get_engine
+
+    rep = conformance.run_suite(engine=get_engine("cpu"), quick=True, cases=40, yeast=False,
+                                shrink=False)
+    assert rep["ok"] and rep["cases"]["passed"] == 40
+    assert rep["engine"] == "cpu"
