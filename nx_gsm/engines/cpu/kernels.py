@@ -219,6 +219,43 @@ def _free(d, v, m, indptr, indices, emult, neg_ptr, neg_j, neg_dir):
     return True
 
 
+@njit(cache=True, inline="always")
+def _holder(used, m, d, v):
+    """The depth below ``d`` holding v, or -1 (``used`` is a sparse set checked against m)."""
+    u = used[v] - 1
+    return u if 0 <= u < d and m[u] == v else -1
+
+
+@njit(cache=True, inline="always")
+def _count_pair(vals, a, a1, b, b1, used, m, d, anc):
+    """How many entries of both sorted lists ``vals[a:a1]`` and ``vals[b:b1]`` no depth below
+    ``d`` holds, and the failing-set bits of the depths holding the others."""
+    got = 0
+    fsx = 0
+    if (b1 - b) > 32 * (a1 - a):
+        for i in range(a, a1):
+            x = vals[i]
+            if _position(vals, b, b1, x) >= 0:
+                u = _holder(used, m, d, x)
+                if u < 0:
+                    got += 1
+                else:
+                    fsx |= anc[u]
+        return got, fsx
+    while a < a1 and b < b1:
+        x = vals[a]
+        y = vals[b]
+        if x == y:
+            u = _holder(used, m, d, x)
+            if u < 0:
+                got += 1
+            else:
+                fsx |= anc[u]
+        a += x <= y
+        b += y <= x
+    return got, fsx
+
+
 @njit(cache=True)
 def search(P, start, state, m, stk, out, cap, collect, max_steps, tree=None):
     """Resumable DFS below the fixed prefix ``m[:start]``, with DP-iso failing-set pruning.
@@ -252,11 +289,28 @@ def search(P, start, state, m, stk, out, cap, collect, max_steps, tree=None):
     # the buffered depths' intersections (_open): made again from m for the open depths of a
     # search resumed or split
     buf = np.empty(buf_off[k], dtype=np.int32)
+    # used[v] - 1: the depth holding v, valid only where m agrees (a sparse set: never cleared,
+    # so a search on a large graph pays nothing per call for it); it replaces an O(d) scan of
+    # m per candidate
+    used = np.empty(indptr.size - 1, dtype=np.int32)
+    # local candidates kept per depth: depth d's list is a function of its drivers' images,
+    # so it stays valid until its deepest driver takes a new node (stamp)
+    top = np.full(k, -1, dtype=np.int64)
+    for e in range(k):
+        for t in range(drv_ptr[e], drv_ptr[e + 1]):
+            top[e] = max(top[e], drv_j[t])
+    stamp = np.zeros(k, dtype=np.int64)
+    key = np.full(k, -1, dtype=np.int64)
+    tick = 0
+    for j in range(start):
+        used[m[j]] = j + 1
     if d == NOT_STARTED:
         d = start
         _open(d, m, stk, buf, order, cand_ptr, drv_ptr, drv_j, cidx, row_off, sptr, sval,
               buf_off)
     else:
+        for e in range(start, d):
+            used[m[e]] = e + 1
         for e in range(start, d + 1):
             if stk[KIND, e] == BUFFERED:
                 keep = stk[:, e].copy()
@@ -290,11 +344,6 @@ def search(P, start, state, m, stk, out, cap, collect, max_steps, tree=None):
         kd = stk[KIND, d]
         plain = neg_ptr[d + 1] == neg_ptr[d]
         if d == k - 1 and not collect and found + stk[HI, d] - i < cap:
-            # a count's last depth: its matches are counted, never made one by one (Sun & Luo's
-            # study counts the last level's valid candidates the same way), less the entries
-            # already used at an earlier depth j (each such conflict adds anc[d] | anc[j] to
-            # the failing set, as the one-by-one loop would); an earlier depth's node is
-            # looked up only when it is a candidate of order[d] at all (one bit)
             hi = stk[HI, d]
             steps += hi - i
             stk[CUR, d] = hi
@@ -304,23 +353,21 @@ def search(P, start, state, m, stk, out, cap, collect, max_steps, tree=None):
                 vals = cand_flat
             else:
                 vals = sval
-            if plain:
-                got = hi - i
-            else:
-                got = 0
-                for x in range(i, hi):
-                    if _free(d, vals[x], m, indptr, indices, emult, neg_ptr, neg_j, neg_dir):
-                        got += 1
-            bits = cand_bits[order[d]]
-            for j in range(d):
-                v = m[j]
-                if (bits[v >> 3] >> (v & 7)) & 1 == 0:
+            got = 0
+            fsx = 0
+            for x in range(i, hi):
+                v = vals[x]
+                if not plain and not _free(d, v, m, indptr, indices, emult, neg_ptr, neg_j,
+                                           neg_dir):
                     continue
-                if _position(vals, i, hi, v) >= 0 and (plain or _free(
-                        d, v, m, indptr, indices, emult, neg_ptr, neg_j, neg_dir)):
-                    got -= 1
-                    stk[FS, d] |= anc[d] | anc[j]
-                    stk[FLG, d] |= _HAS_CHILD
+                u = _holder(used, m, d, v)
+                if u < 0:
+                    got += 1
+                else:
+                    fsx |= anc[u]
+            if fsx != 0:
+                stk[FS, d] |= anc[d] | fsx
+                stk[FLG, d] |= _HAS_CHILD
             if got > 0:
                 stk[FLG, d] |= _FOUND | _HAS_CHILD
             found += got
@@ -336,13 +383,9 @@ def search(P, start, state, m, stk, out, cap, collect, max_steps, tree=None):
             v = sval[i]
         if not plain and not _free(d, v, m, indptr, indices, emult, neg_ptr, neg_j, neg_dir):
             continue
-        j = -1
-        for jj in range(d):
-            if m[jj] == v:
-                j = jj
-                break
-        if j >= 0:
-            stk[FS, d] |= anc[d] | anc[j]
+        u = _holder(used, m, d, v)
+        if u >= 0:
+            stk[FS, d] |= anc[d] | anc[u]
             stk[FLG, d] |= _HAS_CHILD
             continue
         m[d] = v
@@ -358,9 +401,52 @@ def search(P, start, state, m, stk, out, cap, collect, max_steps, tree=None):
                 state[0] = d
                 return found
             continue
+        if (d == k - 2 and not collect and drv_ptr[k] - drv_ptr[k - 1] == 2
+                and neg_ptr[k] == neg_ptr[k - 1] and top[k - 1] == d):
+            # a count's last depth with two drivers, one of them v: the size of their lists'
+            # intersection less the used entries, counted without writing it, and what
+            # depth k-1's end would tell depth d (failing set, found) applied here at once
+            t0 = drv_ptr[k - 1]
+            j = drv_j[t0]
+            r = row_off[t0] + cidx[order[j], v if j == d else m[j]]
+            a, a1 = sptr[r], sptr[r + 1]
+            j = drv_j[t0 + 1]
+            r = row_off[t0 + 1] + cidx[order[j], v if j == d else m[j]]
+            b, b1 = sptr[r], sptr[r + 1]
+            if a1 - a > b1 - b:
+                a, a1, b, b1 = b, b1, a, a1
+            if found + (a1 - a) < cap:
+                steps += a1 - a
+                used[v] = d + 1
+                got, fsx = _count_pair(sval, a, a1, b, b1, used, m, d + 1, anc)
+                if got > 0:
+                    found += got
+                    stk[FLG, d] |= _FOUND | _HAS_CHILD
+                    if tree is not None:
+                        tree[d + 1] += got
+                else:
+                    fs = anc[d + 1] | fsx
+                    if prune and (fs >> d) & 1 == 0 and stk[FLG, d] & _FOUND == 0:
+                        stk[FS, d] = fs
+                        stk[FLG, d] = _HAS_CHILD
+                        stk[CUR, d] = stk[HI, d]
+                    else:
+                        stk[FS, d] |= fs
+                        stk[FLG, d] |= _HAS_CHILD
+                continue
+        used[v] = d + 1
+        tick += 1
+        stamp[d] = tick
         d += 1
-        _open(d, m, stk, buf, order, cand_ptr, drv_ptr, drv_j, cidx, row_off, sptr, sval,
-              buf_off)
+        t = top[d]
+        if t >= start and key[d] == stamp[t]:
+            stk[FS, d] = 0
+            stk[FLG, d] = 0
+            stk[CUR, d] = stk[LO, d]
+        else:
+            _open(d, m, stk, buf, order, cand_ptr, drv_ptr, drv_j, cidx, row_off, sptr, sval,
+                  buf_off)
+            key[d] = stamp[t] if t >= start else -1
     state[0] = DONE
     return found
 
