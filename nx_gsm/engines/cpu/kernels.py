@@ -220,6 +220,21 @@ def _free(d, v, m, indptr, indices, emult, neg_ptr, neg_j, neg_dir):
 
 
 @njit(cache=True, inline="always")
+def _child_ended(stk, d, found, fs, prune):
+    """Depth d learns how its child ended: a match below it, or the child's failing set ``fs``;
+    one that misses depth d ends d's remaining siblings too (failing sets, see :func:`search`)."""
+    if found:
+        stk[FLG, d] |= _FOUND | _HAS_CHILD
+    elif prune and (fs >> d) & 1 == 0 and stk[FLG, d] & _FOUND == 0:
+        stk[FS, d] = fs
+        stk[FLG, d] = _HAS_CHILD
+        stk[CUR, d] = stk[HI, d]
+    else:
+        stk[FS, d] |= fs
+        stk[FLG, d] |= _HAS_CHILD
+
+
+@njit(cache=True, inline="always")
 def _holder(used, m, d, v):
     """The depth below ``d`` holding v, or -1 (``used`` is a sparse set checked against m)."""
     u = used[v] - 1
@@ -330,15 +345,7 @@ def search(P, start, state, m, stk, out, cap, collect, max_steps, tree=None):
             d -= 1
             if d < start:
                 break
-            if flg & _FOUND:
-                stk[FLG, d] |= _FOUND | _HAS_CHILD
-            elif prune and (fs >> d) & 1 == 0 and stk[FLG, d] & _FOUND == 0:
-                stk[FS, d] = fs
-                stk[FLG, d] = _HAS_CHILD
-                stk[CUR, d] = stk[HI, d]
-            else:
-                stk[FS, d] |= fs
-                stk[FLG, d] |= _HAS_CHILD
+            _child_ended(stk, d, flg & _FOUND != 0, fs, prune)
             continue
         i = stk[CUR, d]
         kd = stk[KIND, d]
@@ -419,20 +426,10 @@ def search(P, start, state, m, stk, out, cap, collect, max_steps, tree=None):
                 steps += a1 - a
                 used[v] = d + 1
                 got, fsx = _count_pair(sval, a, a1, b, b1, used, m, d + 1, anc)
-                if got > 0:
-                    found += got
-                    stk[FLG, d] |= _FOUND | _HAS_CHILD
-                    if tree is not None:
-                        tree[d + 1] += got
-                else:
-                    fs = anc[d + 1] | fsx
-                    if prune and (fs >> d) & 1 == 0 and stk[FLG, d] & _FOUND == 0:
-                        stk[FS, d] = fs
-                        stk[FLG, d] = _HAS_CHILD
-                        stk[CUR, d] = stk[HI, d]
-                    else:
-                        stk[FS, d] |= fs
-                        stk[FLG, d] |= _HAS_CHILD
+                found += got
+                if tree is not None:
+                    tree[d + 1] += got
+                _child_ended(stk, d, got > 0, anc[d + 1] | fsx, prune)
                 continue
         used[v] = d + 1
         tick += 1
