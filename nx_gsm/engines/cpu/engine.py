@@ -28,7 +28,7 @@ from ...plan.space import build_space
 from ..base import UNLIMITED, PartialCount
 from ..catalog import capabilities_of
 from .parallel import roots_done, run_slots, schedule, units_left
-from .kernels import DONE, NOT_STARTED, SLICE_STEPS, STACK_ROWS, search
+from .kernels import DONE, NOT_STARTED, SLICE_STEPS, STACK_ROWS, buffer_starts, search
 
 __all__ = ["CpuEngine", "check_chunk", "check_prefixes", "trivial_answer", "trivial_rows",
            "plan_arrays", "count_probe", "search_tree"]
@@ -122,22 +122,7 @@ def _buffers(drv_ptr, cs):
     """Per depth, where its part of the search's intersection buffer starts (kernels.local):
     a depth with two drivers or more needs the length of its shortest driver's longest list,
     every other depth none."""
-    k = drv_ptr.size - 1
-    lens = np.diff(cs.ptr)
-    if lens.size:
-        # each slot's rows run from its row_off to the next slot's (the last: to the end)
-        longest = np.maximum.reduceat(lens, np.minimum(cs.row_off, lens.size - 1)) \
-            if cs.row_off.size else np.zeros(0, dtype=np.int64)
-        ends = np.append(cs.row_off[1:], lens.size)
-        longest = np.where(ends > cs.row_off, longest, 0)
-    else:
-        longest = np.zeros(cs.row_off.size, dtype=np.int64)
-    need = np.zeros(k, dtype=np.int64)
-    for d in range(k):
-        a, b = int(drv_ptr[d]), int(drv_ptr[d + 1])
-        if b - a >= 2:
-            need[d] = int(longest[a:b].min())
-    return np.concatenate(([0], np.cumsum(need))).astype(np.int64)
+    return buffer_starts(drv_ptr, cs.row_off, cs.ptr)
 
 
 def _forbidden(plan):

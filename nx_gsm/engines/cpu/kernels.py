@@ -207,6 +207,28 @@ def _open(d, m, stk, buf, order, cand_ptr, drv_ptr, drv_j, cidx, row_off, sptr, 
     stk[CUR, d] = stk[LO, d]
 
 
+@njit(cache=True)
+def buffer_starts(drv_ptr, row_off, sptr):
+    """Where each depth's part of the search's intersection buffer starts (the last entry: its
+    size). A depth with two drivers or more needs room for its shortest driver's longest list
+    (a slot's rows run from its ``row_off`` to the next slot's); other depths need none. (In
+    Numba: the same in NumPy calls was ~25 us of a ~300 us light count.)"""
+    k = drv_ptr.size - 1
+    n_rows = sptr.size - 1
+    starts = np.zeros(k + 1, dtype=np.int64)
+    for d in range(k):
+        need = 0
+        if drv_ptr[d + 1] - drv_ptr[d] >= 2:
+            for t in range(drv_ptr[d], drv_ptr[d + 1]):
+                end = row_off[t + 1] if t + 1 < row_off.size else n_rows
+                longest = 0
+                for r in range(row_off[t], end):
+                    longest = max(longest, sptr[r + 1] - sptr[r])
+                need = longest if t == drv_ptr[d] else min(need, longest)
+        starts[d + 1] = starts[d] + need
+    return starts
+
+
 @njit(cache=True, inline="always")
 def _free(d, v, m, indptr, indices, emult, neg_ptr, neg_j, neg_dir):
     """No forbidden edge (the induced modes' pattern pairs without an edge) between v and an
