@@ -26,6 +26,7 @@ import numpy as np
 from .engines import resolve_engine
 from .engines.base import UNLIMITED, Budget, Count, PartialCount
 from .interop.networkx import as_gsm, is_graph_like
+from .plan.labels import plain
 from .plan.planner import check_stages, make_plan
 from .precompile import notice_first_compile
 
@@ -71,13 +72,16 @@ def _check_callable(f, name):
 
 def _strict_label(fn_name, items, names, attr, what):
     """Every item must carry ``attr`` with a hashable value; errors name the item. Returns the
-    values (the planner's label keys: reading them again was ~60 us on yeast's 3,112 nodes)."""
-    try:  # all present and hashable: one pass in C (the loop below is ~3x slower)
+    values (the planner's label keys: reading them again was ~60 us on yeast's 3,112 nodes)
+    when they are plain (:func:`~nx_gsm.plan.labels.plain`, which implies hashable: the
+    planner then groups them without checking again), else None."""
+    try:  # all present: one pass in C (the loop below is ~3x slower)
         values = [d[attr] for d in items]
-        hash(tuple(values))
-        return values
-    except (KeyError, TypeError):
-        pass
+    except KeyError:
+        values = None
+    else:
+        if plain(values):
+            return values
     for d, name in zip(items, names):
         if attr not in d:
             raise nx.NetworkXError(f"{fn_name}: {what} {name!r} has no attribute {attr!r}")
@@ -87,6 +91,7 @@ def _strict_label(fn_name, items, names, attr, what):
             raise TypeError(
                 f"{fn_name}: {what} {name!r} has an unhashable {attr!r} value {d[attr]!r}"
             ) from None
+    return None
 
 
 def _edge_names(x):

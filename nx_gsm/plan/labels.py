@@ -7,7 +7,7 @@ the pattern H, at plan time.
   ``categorical_multiedge_match``) become a *key* per item: two items are compatible exactly when
   their keys are equal, so G's items are grouped by key and matched by a dictionary lookup. That
   is exact only where ``==`` on the values is transitive and agrees with their hashes, so it is
-  taken only when every value is a plain one (:func:`_plain`); otherwise the helper is treated
+  taken only when every value is a plain one (:func:`plain`); otherwise the helper is treated
   as any other callable.
 * Any other callable (numerical helpers, whose ``isclose`` is not transitive, ``generic_*``,
   lambdas) is evaluated once per (pattern item, class of data items): a class groups only items
@@ -28,7 +28,7 @@ import operator
 import numpy as np
 from networkx.algorithms.isomorphism import matchhelpers as _mh
 
-__all__ = ["exact_key", "indistinguishable", "recognise", "compat_table", "label_key"]
+__all__ = ["exact_key", "indistinguishable", "recognise", "compat_table", "label_key", "plain"]
 
 
 def _code(f):
@@ -136,7 +136,7 @@ def indistinguishable(a, b):
         return False
 
 
-def _plain(values):
+def plain(values):
     """True when every value is an exact int, str, bytes, None, bool or float, or a tuple or
     frozenset of those (recursively): among such values ``==`` is transitive and agrees with
     ``hash``, so grouping by a dictionary lookup decides ``==`` exactly. (A numpy integer
@@ -151,7 +151,7 @@ def _plain(values):
         return True
     if not types <= _PLAIN | {tuple, frozenset}:
         return False
-    return _plain([x for v in values if type(v) in (tuple, frozenset) for x in v])
+    return plain([x for v in values if type(v) in (tuple, frozenset) for x in v])
 
 
 def recognise(fn):
@@ -248,7 +248,7 @@ def _helper_table(match, rec, data_items, pattern_items, kept, data_keys):
         pkeys = [key(it) for it in pattern_items]
     except Exception:  # e.g. a simple graph's edge datum under categorical_multiedge_match
         return None
-    if not (_plain(keys) and _plain(pkeys)):
+    if not ((data_keys is not None or plain(keys)) and plain(pkeys)):
         return None
     try:
         tag = (rec[0], tuple(rec[1]))
@@ -281,7 +281,8 @@ def compat_table(match, data_items, pattern_items, kept=None, data_keys=None, al
         :func:`_key_classes`; the caller reads ``data_class`` only).
     data_keys : list, optional
         The helper's key of every data item, read by the caller (for ``node_label``, the strict
-        check's values); ignored unless ``match`` is recognised.
+        check's values) and already found :func:`plain`; ignored unless ``match`` is
+        recognised.
     allowed : callable, optional
         ``allowed(data_class, n_classes)`` returns a bool array ``len(pattern_items) x
         n_classes``: where the structural checks left pattern item ``p`` a data item of class

@@ -270,7 +270,8 @@ def make_plan(G, H, mode, *, node_match=None, edge_match=None, node_label=None,
     ``"iso"`` (full isomorphism: induced with ``|G| == |H|``). ``anchors`` (optional) maps pattern
     node ids to the only data node id each may take (incremental matching pins updated edges).
     ``data_keys``: the key of ``node_match`` (a recognised helper) for every node of G, when
-    the caller has read them already (see :func:`~nx_gsm.plan.labels.compat_table`).
+    the caller has read them already and found them plain (see
+    :func:`~nx_gsm.plan.labels.compat_table`).
     ``filter`` and ``order`` name the filter and order stages (:data:`FILTERS`,
     :data:`ORDERS`; defaults :data:`DEFAULT_FILTER`, :data:`DEFAULT_ORDER`): every choice
     gives the same matches, only the search differs. The plan's ``stages`` records the names
