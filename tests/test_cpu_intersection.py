@@ -12,7 +12,8 @@ from networkx.algorithms import isomorphism as iso
 
 from nx_gsm.api import iter_mappings, prepare
 from nx_gsm.engines.cpu import CpuEngine, plan_arrays
-from nx_gsm.engines.cpu.kernels import BUFFERED, DONE, KIND, NOT_STARTED, STACK_ROWS, search
+from nx_gsm.engines.cpu.kernels import (BUFFERED, DONE, KIND, NOT_STARTED, STACK_ROWS, search,
+                                        used_array)
 
 
 def _case(seed):
@@ -56,23 +57,28 @@ def test_sliced_and_split_searches_are_exact(seed, mode):
         m = np.empty(k, dtype=np.int32)
         stk = np.empty((STACK_ROWS, k), dtype=np.int64)
         out = np.empty((1, k), dtype=np.int32)
+        used = used_array(plan.G.n, k)
         total = 0
         while state[0] != DONE:
-            total += int(search(P, 0, state, m, stk, out, 1 << 62, False, steps))
+            total += int(search(P, 0, state, m, stk, used, out, 1 << 62, False, steps))
             assert total <= len(want)
+            assert not used.any()  # left zero at every return, paused or done
         assert total == len(want), steps
         # and collected rows, a few at a time
         state[0] = NOT_STARTED
         rows = []
         while state[0] != DONE:
-            got = int(search(P, 0, state, m, stk, np.empty((2, k), np.int32), 2, True, steps))
+            got = int(search(P, 0, state, m, stk, used, np.empty((2, k), np.int32), 2, True,
+                             steps))
+            assert not used.any()
             rows.append(got)
         assert sum(rows) == len(want)
     # the window of split tasks (as on several threads), from a seed paused early
     seed_state = np.full(1, NOT_STARTED, dtype=np.int64)
     m = np.empty(k, dtype=np.int32)
     stk = np.empty((STACK_ROWS, k), dtype=np.int64)
-    got = int(search(P, 0, seed_state, m, stk, np.empty((1, k), np.int32), 1 << 62, False, 2))
+    got = int(search(P, 0, seed_state, m, stk, used_array(plan.G.n, k),
+                     np.empty((1, k), np.int32), 1 << 62, False, 2))
     if seed_state[0] != DONE:
         total = CpuEngine._count_tasks(P, k, np.zeros((0, 0), dtype=np.int32),
                                        _Unlimited(), 4, (seed_state, m, stk, got))
@@ -96,7 +102,22 @@ def test_some_case_buffers_a_depth():
     P = plan_arrays(plan)
     state = np.full(1, NOT_STARTED, dtype=np.int64)
     stk = np.empty((STACK_ROWS, 4), dtype=np.int64)
-    search(P, 0, state, np.empty(4, np.int32), stk, np.empty((1, 4), np.int32), 1 << 62, False,
-           5)
+    search(P, 0, state, np.empty(4, np.int32), stk, used_array(7, 4),
+           np.empty((1, 4), np.int32), 1 << 62, False, 5)
     assert state[0] >= 2 and (stk[KIND, 2:state[0] + 1] == BUFFERED).all()
     assert CpuEngine().count(plan) == 7 * 6 * 5 * 4
+
+
+@pytest.mark.slow  # compiles the search once more, for the wide table (~20 s)
+def test_patterns_past_a_byte_of_depths():
+    """From 255 pattern nodes the injectivity table takes int32 entries (a byte holds depths
+    up to 254): the counts stay exact on both sides of the switch."""
+    assert used_array(10, 254).dtype == np.uint8
+    assert used_array(10, 255).dtype == np.int32
+    G = nx.path_graph(300)
+    for k in (254, 260):
+        plan, _, _ = prepare(G, nx.path_graph(k), "mono")
+        # a path of k nodes lies in a path of 300 at 301 - k offsets, both ways round
+        assert CpuEngine().count(plan) == 2 * (301 - k)
+        rows = np.concatenate(list(CpuEngine().iter_chunks(plan)))
+        assert len({tuple(r) for r in rows.tolist()}) == 2 * (301 - k)

@@ -43,7 +43,7 @@ import numpy as np
 from .base import UNLIMITED
 from .catalog import engine_class
 from .cpu import CpuEngine, plan_arrays
-from .cpu.kernels import CUR, DONE, HI, LO, NOT_STARTED, STACK_ROWS, search
+from .cpu.kernels import CUR, DONE, HI, LO, NOT_STARTED, STACK_ROWS, search, used_array
 
 __all__ = ["AutoEngine", "choose", "probe", "space_entries", "SMALL_LIMIT", "BFS_MAX_K",
            "BFS_FRACTION", "BFS_MIN_OUTPUT", "GRAPH_FRACTION", "PROBE_STEPS", "PROBE_MAX",
@@ -110,11 +110,12 @@ def probe(P, k, collect=False):
     state = np.full(1, NOT_STARTED, dtype=np.int64)
     m = np.empty(k, dtype=np.int32)
     stk = np.empty((STACK_ROWS, k), dtype=np.int64)
+    used = used_array(P[16].size - 1, k)
     out = np.empty((PROBE_ROWS if collect else 1, k), dtype=np.int32)
     cap = PROBE_ROWS if collect else np.iinfo(np.int64).max
     got, steps, total = 0, PROBE_STEPS, 0
     while True:
-        got += int(search(P, 0, state, m, stk, out[got:] if collect else out, cap - got,
+        got += int(search(P, 0, state, m, stk, used, out[got:] if collect else out, cap - got,
                            collect, steps))
         total += steps
         if state[0] == DONE:

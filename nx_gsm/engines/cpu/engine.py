@@ -28,7 +28,8 @@ from ...plan.space import build_space
 from ..base import UNLIMITED, PartialCount
 from ..catalog import capabilities_of
 from .parallel import roots_done, run_slots, schedule, units_left
-from .kernels import DONE, NOT_STARTED, SLICE_STEPS, STACK_ROWS, buffer_starts, search
+from .kernels import (DONE, NOT_STARTED, SLICE_STEPS, STACK_ROWS, buffer_starts, search,
+                      used_array)
 
 __all__ = ["CpuEngine", "check_chunk", "check_prefixes", "trivial_answer", "trivial_rows",
            "plan_arrays", "count_probe", "search_tree"]
@@ -155,7 +156,8 @@ def _probe(P, k, max_steps):
     m = np.empty(k, dtype=np.int32)
     stk = np.empty((STACK_ROWS, k), dtype=np.int64)
     out = np.empty((1, k), dtype=np.int32)
-    got = int(search(P, 0, state, m, stk, out, np.iinfo(np.int64).max, False, max_steps))
+    got = int(search(P, 0, state, m, stk, used_array(P[16].size - 1, k), out,
+                     np.iinfo(np.int64).max, False, max_steps))
     return (got, None) if state[0] == DONE else (got, (state, m, stk, got))
 
 
@@ -193,7 +195,8 @@ def search_tree(plan, max_steps=None, prune=True):
     stk = np.empty((STACK_ROWS, k), dtype=np.int64)
     out = np.empty((1, k), dtype=np.int32)
     steps = np.iinfo(np.int64).max if max_steps is None else int(max_steps)
-    got = int(search(P, 0, state, m, stk, out, np.iinfo(np.int64).max, False, steps, nodes))
+    got = int(search(P, 0, state, m, stk, used_array(plan.G.n, k), out,
+                     np.iinfo(np.int64).max, False, steps, nodes))
     return {"matches": got, "nodes": nodes.tolist(), "calls": int(nodes[:k - 1].sum()),
             "complete": bool(state[0] == DONE)}
 
@@ -241,6 +244,7 @@ class CpuEngine:
         ms = np.empty((n_slots, k), dtype=np.int32)
         stks = np.empty((n_slots, STACK_ROWS, k), dtype=np.int64)
         counts = np.zeros(n_slots, dtype=np.int64)
+        useds = used_array(P[16].size - 1, k, threads)
         # splits only bring the tasks left up to split_below, so the pool never holds more
         pool_m = np.empty((split_below, k), dtype=np.int32)
         pool_hdr = np.empty((split_below, 4), dtype=np.int64)
@@ -273,7 +277,7 @@ class CpuEngine:
                 run = np.flatnonzero(busy)
                 if threads == 1:
                     steps = max(SLICE_STEPS // run.size, 1)
-                run_slots(P, run, starts, states, ms, stks, counts, steps)
+                run_slots(P, run, starts, states, ms, stks, useds, counts, steps)
         except KeyboardInterrupt:
             # Ctrl-C lands between compiled rounds: what is counted so far is a lower bound
             budget.stop("interrupted")
@@ -317,6 +321,7 @@ class CpuEngine:
         depth = prefixes.shape[1]
         m = np.empty(k, dtype=np.int32)
         stk = np.empty((STACK_ROWS, k), dtype=np.int64)
+        used = used_array(plan.G.n, k)
         out = np.empty((chunk, k), dtype=np.int32)
         state = np.empty(1, dtype=np.int64)
         remaining = limit
@@ -327,7 +332,7 @@ class CpuEngine:
             while state[0] != DONE:
                 cap = chunk if remaining is None else min(chunk, remaining)
                 try:
-                    got = search(P, depth, state, m, stk, out, cap, True, SLICE_STEPS)
+                    got = search(P, depth, state, m, stk, used, out, cap, True, SLICE_STEPS)
                 except KeyboardInterrupt:
                     budget.stop("interrupted")
                     return
@@ -349,6 +354,7 @@ class CpuEngine:
         state = np.full(1, NOT_STARTED, dtype=np.int64)
         m = np.empty(k, dtype=np.int32)
         stk = np.empty((STACK_ROWS, k), dtype=np.int64)
+        used = used_array(plan.G.n, k)
         out = np.empty((chunk if collect else 1, k), dtype=np.int32)
         remaining = limit
         found = 0
@@ -357,7 +363,7 @@ class CpuEngine:
             if remaining is not None:
                 cap = min(cap, remaining)
             try:
-                got = search(P, 0, state, m, stk, out, cap, collect, SLICE_STEPS)
+                got = search(P, 0, state, m, stk, used, out, cap, collect, SLICE_STEPS)
             except KeyboardInterrupt:
                 budget.stop("interrupted")
                 return

@@ -16,17 +16,23 @@ from ... import kernel_cache  # noqa: F401  (sets Numba's cache folder before @n
 from .kernels import CUR, DONE, FLG, FS, HI, KIND, LO, NOT_STARTED, search
 
 @njit(cache=True, parallel=True)
-def run_slots(P, run, starts, states, ms, stks, counts, max_steps):
-    """One slice of every slot in ``run``: resume its task for up to ``max_steps`` steps."""
+def run_slots(P, run, starts, states, ms, stks, useds, counts, max_steps):
+    """One slice of every slot in ``run``: resume its task for up to ``max_steps`` steps. The
+    slots run in contiguous blocks, one per row of ``useds`` (a thread's injectivity table,
+    see kernels.used_array)."""
     dummy = np.empty((1, 1), dtype=np.int32)
     big = np.iinfo(np.int64).max
     # prange gives each thread one contiguous block of the iterations (measured with the
-    # OpenMP layer, parallel_chunksize(1) or not), so it runs over the busy slots only: a block
-    # of idle slots would leave its thread without work
-    for j in prange(run.size):
-        s = run[j]
-        counts[s] += search(P, starts[s], states[s], ms[s], stks[s], dummy, big, False,
-                             max_steps)
+    # OpenMP layer, parallel_chunksize(1) or not): one iteration per row of useds makes each
+    # thread's block one row, which no other thread touches, and runs over the busy slots only
+    # (a block of idle slots would leave its thread without work)
+    blocks = min(useds.shape[0], run.size)
+    for b in prange(blocks):
+        used = useds[b]
+        for j in range(b * run.size // blocks, (b + 1) * run.size // blocks):
+            s = run[j]
+            counts[s] += search(P, starts[s], states[s], ms[s], stks[s], used, dummy, big,
+                                 False, max_steps)
 
 
 @njit(cache=True)
