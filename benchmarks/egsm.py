@@ -382,6 +382,11 @@ def _r(x, nd=4):
     return None if x is None else round(x, nd)
 
 
+def _ratio(x):
+    """A ratio to four significant digits (decimal places would flatten a 1000x win to 0)."""
+    return None if x is None else float(f"{x:.4g}")
+
+
 def summarize(rows):
     """Per-set figures from per-query rows (see :func:`vs_egsm`): the ratios EGSM join time /
     our time over the queries both finished with equal counts (``status == "ok"``)."""
@@ -393,10 +398,10 @@ def summarize(rows):
         by.setdefault(r["status"], []).append(r["query"])
     return {
         "n": len(ok),
-        "geomean": _r(_geomean(ratios), 3),
-        "total_ratio": _r(total_e / total_o, 3) if ok else None,
-        "median": _r(statistics.median(ratios), 3) if ratios else None,
-        "min": _r(min(ratios), 3) if ratios else None,
+        "geomean": _ratio(_geomean(ratios)),
+        "total_ratio": _ratio(total_e / total_o) if ok else None,
+        "median": _ratio(statistics.median(ratios)) if ratios else None,
+        "min": _ratio(min(ratios)) if ratios else None,
         "egsm_total_s": _r(total_e), "ours_total_s": _r(total_o),
         "queries": len(rows),
         "refused": len(by.get("refused", [])),
@@ -506,7 +511,7 @@ def compare_query(tool, api, g, H, *, engine, timeout, repeat, fast, published=N
         row["status"] = "mismatch"
     else:
         row["status"] = "ok"
-        row["ratio"] = _r(row["egsm_s"] / row["ours_s"], 3)
+        row["ratio"] = _ratio(row["egsm_s"] / row["ours_s"])
     if published is not None:
         wrong = [s for s in ("egsm", "ours") if row.get(f"{s}_count", published) != published]
         if wrong:  # which side disagrees with the published count
@@ -695,7 +700,7 @@ def process_probe(dataset="yeast", query="query_dense_16_1.graph", *, repeat=3, 
     if ans.exists():
         rec["published"] = read_answers(ans).get(query)
     if rec["egsm_min_s"] and rec["nx_gsm_min_s"]:
-        rec["ratio"] = _r(rec["nx_gsm_min_s"] / rec["egsm_min_s"], 3)
+        rec["ratio"] = _ratio(rec["nx_gsm_min_s"] / rec["egsm_min_s"])
     rec["egsm"] = tool.info()
     return rec
 

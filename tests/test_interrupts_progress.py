@@ -123,7 +123,7 @@ def test_ctrl_c_inside_the_engine_raises_without_timeout(monkeypatch):
     def interrupted(*args):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(cpu_engine, "search", interrupted)
+    monkeypatch.setattr(cpu_engine, "run_search", interrupted)
     with pytest.raises(KeyboardInterrupt):
         list(nx_gsm.subgraph_monomorphisms(BIG_G, BIG_H))
     with pytest.raises(KeyboardInterrupt):
