@@ -31,6 +31,7 @@ import numpy as np
 from .engines.base import PartialCount
 from .engines.registry import capabilities_of, resolve_engine
 from .plan.planner import reorder
+from .threads import launch
 
 __all__ = ["count_plan", "find_plan", "root_plan", "split_roots", "split_prefixes",
            "count_share", "count_prefixes", "find_share", "find_prefixes", "gpu_client",
@@ -75,7 +76,7 @@ def split_prefixes(plan, tasks):
     from .engines.cpu import expand, plan_arrays
 
     roots = plan.cand_flat[plan.cand_ptr[0]:plan.cand_ptr[1]].astype(np.int32)
-    return _deal(expand(plan_arrays(plan), np.ascontiguousarray(roots[:, None])), tasks)
+    return _deal(launch(expand, plan_arrays(plan), np.ascontiguousarray(roots[:, None])), tasks)
 
 
 def _by_prefixes(engine, finding):

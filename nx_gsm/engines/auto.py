@@ -44,6 +44,7 @@ from .base import UNLIMITED
 from .catalog import engine_class
 from .cpu import CpuEngine, plan_arrays
 from .cpu.kernels import CUR, DONE, HI, LO, NOT_STARTED, STACK_ROWS, run_search, used_array
+from ..threads import launch
 
 __all__ = ["AutoEngine", "choose", "probe", "space_entries", "SMALL_LIMIT", "BFS_MAX_K",
            "BFS_FRACTION", "BFS_MIN_OUTPUT", "GRAPH_FRACTION", "PROBE_STEPS", "PROBE_MAX",
@@ -115,8 +116,8 @@ def probe(P, k, collect=False):
     cap = PROBE_ROWS if collect else np.iinfo(np.int64).max
     got, steps, total = 0, PROBE_STEPS, 0
     while True:
-        got += int(run_search(P, 0, state, m, stk, used, out[got:] if collect else out, cap - got,
-                           collect, steps))
+        got += int(launch(run_search, P, 0, state, m, stk, used,
+                          out[got:] if collect else out, cap - got, collect, steps))
         total += steps
         if state[0] == DONE:
             return got, (out[:got].copy() if collect else None)

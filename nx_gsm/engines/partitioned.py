@@ -57,6 +57,7 @@ from .. import kernel_cache  # noqa: F401  (sets Numba's cache folder before @nj
 from ..graph import GsmGraph, in_csr
 from ..plan.order import undirected_neighbours
 from ..plan.planner import reorder
+from ..threads import launch
 from .base import UNLIMITED, PartialCount
 from .cpu import check_chunk, plan_arrays, trivial_answer, trivial_rows
 from .cpu.kernels import CUR, HI, KIND, STACK_ROWS, conflict, consistent, setup, value
@@ -753,7 +754,7 @@ class PartitionedEngine:
                     got = self._cross_gpu(eng, lp, loc[sd], hpart, nodes, collect, lim, budget)
                 if got is None:
                     with numba.parallel_chunksize(1):
-                        counts, rows = _grow_all(P, part, bk_ptr, bk_j, sd, collect)
+                        counts, rows = launch(_grow_all, P, part, bk_ptr, bk_j, sd, collect)
                     got = sum(int(x) for x in counts.tolist()), rows
                 c = got[0] * len(group)
                 rows = got[1]

@@ -26,6 +26,7 @@ from numba import njit, prange
 
 from .. import kernel_cache  # noqa: F401  (sets Numba's cache folder before @njit runs)
 from .filter import edge_fits
+from ..threads import launch
 
 __all__ = ["CandidateSpace", "build_space", "space_visits"]
 
@@ -264,7 +265,7 @@ def _build_space(plan, parallel_visits=None):
     val = np.empty(0, dtype=np.int32)
     for write in (False, True):
         if chunks > 1:
-            _scan_parallel(chunks, *args, ptr, val, write)
+            launch(_scan_parallel, chunks, *args, ptr, val, write)
         else:
             _scan_rows(0, n_rows, *args, ptr, val, write)
         if not write:

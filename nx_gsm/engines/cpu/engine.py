@@ -27,6 +27,7 @@ import numpy as np
 from ...plan.space import build_space
 from ..base import UNLIMITED, PartialCount
 from ..catalog import capabilities_of
+from ...threads import launch
 from .parallel import roots_done, run_slots, schedule, units_left
 from .kernels import (DONE, NOT_STARTED, SLICE_STEPS, STACK_ROWS, buffer_starts, run_search,
                       used_array)
@@ -156,7 +157,7 @@ def _probe(P, k, max_steps):
     m = np.empty(k, dtype=np.int32)
     stk = np.empty((STACK_ROWS, k), dtype=np.int64)
     out = np.empty((1, k), dtype=np.int32)
-    got = int(run_search(P, 0, state, m, stk, used_array(P[16].size - 1, k), out,
+    got = int(launch(run_search, P, 0, state, m, stk, used_array(P[16].size - 1, k), out,
                      np.iinfo(np.int64).max, False, max_steps))
     return (got, None) if state[0] == DONE else (got, (state, m, stk, got))
 
@@ -195,7 +196,7 @@ def search_tree(plan, max_steps=None, prune=True):
     stk = np.empty((STACK_ROWS, k), dtype=np.int64)
     out = np.empty((1, k), dtype=np.int32)
     steps = np.iinfo(np.int64).max if max_steps is None else int(max_steps)
-    got = int(run_search(P, 0, state, m, stk, used_array(plan.G.n, k), out,
+    got = int(launch(run_search, P, 0, state, m, stk, used_array(plan.G.n, k), out,
                      np.iinfo(np.int64).max, False, steps, nodes))
     return {"matches": got, "nodes": nodes.tolist(), "calls": int(nodes[:k - 1].sum()),
             "complete": bool(state[0] == DONE)}
@@ -277,7 +278,7 @@ class CpuEngine:
                 run = np.flatnonzero(busy)
                 if threads == 1:
                     steps = max(SLICE_STEPS // run.size, 1)
-                run_slots(P, run, starts, states, ms, stks, useds, counts, steps)
+                launch(run_slots, P, run, starts, states, ms, stks, useds, counts, steps)
         except KeyboardInterrupt:
             # Ctrl-C lands between compiled rounds: what is counted so far is a lower bound
             budget.stop("interrupted")
@@ -332,7 +333,8 @@ class CpuEngine:
             while state[0] != DONE:
                 cap = chunk if remaining is None else min(chunk, remaining)
                 try:
-                    got = run_search(P, depth, state, m, stk, used, out, cap, True, SLICE_STEPS)
+                    got = launch(run_search, P, depth, state, m, stk, used, out, cap, True,
+                                 SLICE_STEPS)
                 except KeyboardInterrupt:
                     budget.stop("interrupted")
                     return
@@ -363,7 +365,7 @@ class CpuEngine:
             if remaining is not None:
                 cap = min(cap, remaining)
             try:
-                got = run_search(P, 0, state, m, stk, used, out, cap, collect, SLICE_STEPS)
+                got = launch(run_search, P, 0, state, m, stk, used, out, cap, collect, SLICE_STEPS)
             except KeyboardInterrupt:
                 budget.stop("interrupted")
                 return

@@ -15,6 +15,7 @@ import numpy as np
 from numba import njit, prange
 
 from ... import kernel_cache  # noqa: F401  (sets Numba's cache folder before @njit runs)
+from ...threads import launch
 
 NOT_STARTED = -2
 DONE = -1
@@ -625,7 +626,7 @@ def expand_wide(P, prefixes, cap, blocks, slack=_SLACK):
     to ``cap`` itself made an overflowing level cost every block's whole count (yeast
     sparse_16_16: 28 ms of one thread's work on a 92,000-row level that gmatch's GPU then
     expanded again)."""
-    out, fits, _ = _wide(P, prefixes, cap, blocks, slack, True)
+    out, fits, _ = launch(_wide, P, prefixes, cap, blocks, slack, True)
     return out, bool(fits)
 
 
@@ -705,7 +706,7 @@ def host_levels(P, rows, cap, max_levels, threads=1, wide_rows=WIDE_ROWS, count_
         n = rows.shape[0]
         blocks = max(1, min(n // 32, 8 * threads))
         if count_last and rows.shape[1] == k - 1:
-            _, fits, size = _wide(P, rows, count_cap, blocks, _SLACK, False)
+            _, fits, size = launch(_wide, P, rows, count_cap, blocks, _SLACK, False)
             if fits:
                 last, levels = int(size), levels + 1
             break
