@@ -282,9 +282,10 @@ def _step_gsi_variants():
     compile_variants()
 
 
-def _cpu_steps():
-    """``(name, callable)`` for every CPU step."""
-    steps = []
+def _cpu_steps(reasons):
+    """``(name, callable)`` for every CPU step, and ``{name: reason}`` for those not run (the
+    partitioned engine without pymetis; ``reasons``: available_engines())."""
+    steps, skipped = [], {}
     for name in ("undirected", "directed", "multigraph", "multidigraph", "self-loops"):
         def run(name=name):
             G, H = _graphs()[name]
@@ -292,12 +293,15 @@ def _cpu_steps():
             if name == "undirected":
                 _queries(G, H, "auto", edge_labels=False)
         steps.append((f"cpu: {name}", run))
-    steps += [("cpu: parallel count", _step_parallel), ("cpu: probe and prefix tasks",
-                                                        _step_probe),
-              ("cpu: partitioned engine", _step_partitioned),
-              ("cpu: incremental", _step_incremental), ("cpu: networkx backend",
-                                                        _step_networkx)]
-    return steps
+    steps += [("cpu: parallel count", _step_parallel),
+              ("cpu: probe and prefix tasks", _step_probe)]
+    if reasons.get("partitioned") is None:
+        steps.append(("cpu: partitioned engine", _step_partitioned))
+    else:
+        skipped["cpu: partitioned engine"] = reasons["partitioned"]
+    steps += [("cpu: incremental", _step_incremental),
+              ("cpu: networkx backend", _step_networkx)]
+    return steps, skipped
 
 
 def _gpu_steps(reasons):
@@ -353,7 +357,7 @@ def warmup(progress=True):
     -------
     dict
         ``steps``: seconds per step run; ``skipped``: the reason per step not run (the GPU
-        engines without a usable device); ``cache_dir``: where the compiled code is kept;
+        engines without a usable device, the partitioned engine without pymetis); ``cache_dir``: where the compiled code is kept;
         ``gpu_kernels``: the GPU kernels' signatures ``compiled`` and ``loaded`` from the
         cache (:func:`nx_gsm.kernel_cache.gpu_kernel_stats`; zeros without a GPU).
 
@@ -372,9 +376,8 @@ def warmup(progress=True):
     _checked = True  # the progress bar says what happens; no one-time-cost line as well
     kernel_cache.notice_given()
     reasons = available_engines()
-    steps = _cpu_steps()
+    steps, skipped = _cpu_steps(reasons)
     gpu = _gpu_steps(reasons)
-    skipped = {}
     if not gpu:
         why = reasons.get("gmatch") or "no GPU engine loads"
         skipped["gpu"] = why

@@ -136,3 +136,32 @@ def test_with_a_gpu_warmup_compiles_every_gpu_kernel_variant():
     assert _gpu_steps(dict.fromkeys(every, "no CUDA device")) == []
     no_gsi = [name for name, _ in _gpu_steps({**every, "gsi": "no CUDA device"})]
     assert "gpu: gsi kernel variants" not in no_gsi and "gpu: gmatch kernel variants" in no_gsi
+
+
+def test_without_pymetis_warmup_skips_the_partitioned_engine_and_says_why(monkeypatch):
+    # pymetis is an extra: warmup must run where it is missing (a GPU machine without it
+    # crashed warmup), and the engine must name the package instead of failing on the import
+    import networkx as nx
+
+    from nx_gsm.api import prepare
+    from nx_gsm.engines import available_engines, get_engine
+    from nx_gsm.engines.partitioned import partition
+    from nx_gsm.precompile import _cpu_steps
+
+    monkeypatch.setitem(sys.modules, "pymetis", None)
+    reasons = available_engines()
+    assert "pymetis" in reasons["partitioned"]
+    steps, skipped = _cpu_steps(reasons)
+    names = [name for name, _ in steps]
+    assert "cpu: partitioned engine" not in names and "cpu: incremental" in names
+    assert skipped == {"cpu: partitioned engine": reasons["partitioned"]}
+    with pytest.raises(RuntimeError, match="pymetis"):
+        get_engine("partitioned")
+    plan, _, _ = prepare(nx.cycle_graph(12), nx.path_graph(3), "mono")
+    with pytest.raises(RuntimeError, match="3 parts needs pymetis"):
+        partition(plan.G, parts=3)
+    assert partition(plan.G, parts=1)[1] == 1
+    monkeypatch.delitem(sys.modules, "pymetis")
+    if available_engines()["partitioned"] is None:
+        steps, skipped = _cpu_steps(available_engines())
+        assert "cpu: partitioned engine" in [name for name, _ in steps] and not skipped

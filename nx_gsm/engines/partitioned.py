@@ -139,7 +139,11 @@ def partition(G, *, parts=None, max_device_bytes=None, k=1):
         if want <= 1:
             part = np.zeros(n, dtype=np.int32)
         else:
-            import pymetis
+            try:
+                import pymetis
+            except ImportError:
+                raise RuntimeError(f"splitting the data graph into {want} parts needs pymetis "
+                                   "(pip install 'nx-gsm[distributed]')") from None
 
             xadj, adjncy = _skeleton_csr(G)
             vw = (np.diff(xadj) + 1).astype(np.int64)
