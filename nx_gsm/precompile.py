@@ -252,34 +252,42 @@ def _chain_pair(n, k):
     return G, H
 
 
-def _step_gmatch_variants():
+def _step_gmatch_depths():
     """gmatch at each stack depth (patterns of 5, 12 and 20 nodes: its 8-, 16- and 32-level
     kernels) with every level on the device: a count's fused kernel; the BFS level kernel
-    and the DFS, counting and writing rows. Then every other DFS and fused variant, for the
-    argument types these launched with."""
+    and the DFS, counting and writing rows."""
     import nx_gsm
 
     from .engines.gpu.gmatch import GMatchEngine
-    from .engines.gpu.gmatch.kernels import compile_variants
 
     for k in (5, 12, 20):
         G, H = _chain_pair(240, k)
         for eng in (GMatchEngine(host_rows=0), GMatchEngine(host_rows=0, fused=False)):
             nx_gsm.count_subgraph_monomorphisms(G, H, engine=eng, node_label="label")
             sum(1 for _ in nx_gsm.subgraph_monomorphisms(G, H, engine=eng, node_label="label"))
-    compile_variants()
 
 
-def _step_gsi_variants():
-    """GSI's join kernels at every partial-match length, for the argument types its queries
-    launched them with (a deep pattern too: a 20-node one)."""
+def _step_gsi_depths():
+    """GSI's join kernels on a deep pattern too (a 20-node one)."""
     import nx_gsm
-
-    from .engines.gpu.gsi_kernels import compile_variants
 
     G, H = _chain_pair(240, 20)
     nx_gsm.count_subgraph_monomorphisms(G, H, engine="gsi", node_label="label")
-    compile_variants()
+
+
+def _step_variants(usable):
+    """Every other gmatch DFS and fused variant and every GSI join length, for each argument
+    signature the steps before launched them with. Last of all: GSI hands deep levels to
+    gmatch's DFS over a device plan of its own, so a signature may first appear in any
+    engine's step, and one that appeared after this step would reach one variant only."""
+    if "gmatch" in usable:
+        from .engines.gpu.gmatch.kernels import compile_variants
+
+        compile_variants()
+    if "gsi" in usable:
+        from .engines.gpu.gsi_kernels import compile_variants
+
+        compile_variants()
 
 
 def _cpu_steps(reasons):
@@ -323,9 +331,9 @@ def _gpu_steps(reasons):
                 _queries(G, H, name)
         steps.append((f"gpu: {name}", run))
     if "gmatch" in usable:
-        steps.append(("gpu: gmatch kernel variants", _step_gmatch_variants))
+        steps.append(("gpu: gmatch stack depths", _step_gmatch_depths))
     if "gsi" in usable:
-        steps.append(("gpu: gsi kernel variants", _step_gsi_variants))
+        steps.append(("gpu: gsi join lengths", _step_gsi_depths))
     if "gamma" in usable:
         def run_gamma():
             import nx_gsm
@@ -335,6 +343,8 @@ def _gpu_steps(reasons):
             m.apply(insert=[(0, 12)], delete=[(0, 1)])
             m.count()
         steps.append(("gpu: gamma", run_gamma))
+    if "gmatch" in usable or "gsi" in usable:
+        steps.append(("gpu: kernel variants", lambda: _step_variants(usable)))
     return steps
 
 
