@@ -20,6 +20,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFORMANCE = "tests/test_card_conformance.py"
+# child processes that compile every kernel from an empty cache: minutes, so a phase of its own
+KERNEL_CACHE = "tests/test_card_kernel_cache.py"
 COUNTS = ("passed", "failed", "errors", "skipped")
 
 
@@ -92,14 +94,26 @@ def run_pytest(name, args, jobs, timeout, out_dir, env=None, log=print, marker="
 
 
 def phase_tests(rec, timeout, out_dir, jobs, gamma_cases, log=print):
-    """The card tests but conformance: ``rec["tests"]``."""
+    """The card tests but conformance and the kernel cache's: ``rec["tests"]``."""
     # GAMMA's random cases in as many blocks as processes (at least 20), dealt one by one
     env = {"GAMMA_CASES": str(gamma_cases), "GAMMA_BLOCKS": str(max(20, jobs))}
-    res = run_pytest("tests", ["tests", f"--ignore={CONFORMANCE}"], jobs, timeout, out_dir, env,
-                     log)
+    res = run_pytest("tests", ["tests", f"--ignore={CONFORMANCE}", f"--ignore={KERNEL_CACHE}"],
+                     jobs, timeout, out_dir, env, log)
     res.pop("properties")
     res["failures"] = res["failures"][:50]
     rec["tests"] = {**res, "gamma_cases": gamma_cases}
+
+
+def phase_cache(rec, timeout, out_dir, log=print):
+    """The kernel cache's card tests (a second process and one after ``nx-gsm warmup`` compile
+    nothing) in one process: ``rec["kernel_cache"]``, with the figures they print (first and
+    second process, warmup, a fresh ``nx-gsm match`` process's wall time)."""
+    res = run_pytest("cache", [KERNEL_CACHE, "-s"], 1, timeout, out_dir, log=log)
+    res.pop("properties")
+    text = (Path(out_dir) / "cache_0.log").read_text(encoding="utf-8", errors="replace")
+    res["figures"] = [line.strip() for line in text.splitlines()
+                      if line.lstrip().startswith(("kernel cache (card)", "fresh `nx-gsm match"))]
+    rec["kernel_cache"] = res
 
 
 def phase_conformance(rec, timeout, out_dir, jobs, engines, cases, full, log=print):

@@ -3,15 +3,21 @@
 Phases (``--phases``, run in this order; ``--budget`` seconds in all, later phases shrink to fit):
 
 * ``warmup``: JIT of the gmatch kernels, a small count's fixed costs, kernel resources;
-* ``tests``: ``pytest -m gpu`` (``tests/test_card_*.py`` but the conformance file) as
+* ``tests``: ``pytest -m gpu`` (``tests/test_card_*.py`` but the conformance and the kernel
+  cache files) as
   ``--tests-jobs`` parallel processes, each a share of the tests (``--shard``, whole files
   together) writing its outcomes as they happen (``--outcomes``; both in ``tests/conftest.py``):
   a process past the phase's time is killed and named with the test it was in;
 * ``conformance``: ``pytest -m gpu tests/test_card_conformance.py``, the conformance suite on
   every GPU engine and gmatch's device paths, the same way;
+* ``cache``: ``tests/test_card_kernel_cache.py`` in one process (``--cache-timeout``): child
+  processes over an empty cache folder compile every kernel, then a second one and one after
+  ``nx-gsm warmup`` must compile none; ``kernel_cache`` holds the outcomes and the figures the
+  tests print (a fresh ``nx-gsm match`` process's wall time after warmup);
 * ``yeast``, ``bench``, ``engines``, ``streaming``, ``scaling``, ``sanitize``: the benchmark
   phases of ``benchmarks/gpu_suites.py`` (its docstring gives their protocol);
-* ``egsm``: EGSM against our API on the same queries (``benchmarks.egsm.vs_egsm``).
+* ``egsm``: EGSM against our API on the same queries (``benchmarks.egsm.vs_egsm``; the sets
+  share the time left, less the sanitizer's), as ``vs_egsm``.
 
 The lead's full protocol::
 
@@ -40,12 +46,12 @@ import traceback
 from pathlib import Path
 
 from benchmarks import gpu_suites as suites
-from gpu.card_tests import phase_conformance, phase_tests
+from gpu.card_tests import phase_cache, phase_conformance, phase_tests
 
 ROOT = Path(__file__).resolve().parents[1]
 GPU_ENGINES = ("gmatch", "gsi", "geneva")
-PHASES = ("warmup", "tests", "conformance", "yeast", "bench", "engines", "streaming", "scaling",
-          "egsm", "sanitize")
+PHASES = ("warmup", "tests", "conformance", "cache", "yeast", "bench", "engines", "streaming",
+          "scaling", "egsm", "sanitize")
 
 
 def _log(*a):
@@ -62,13 +68,14 @@ def _commit():
         return None
 
 
-def phase_egsm(rec, queries, timeout):
-    """EGSM against our API call on the same queries, where its binary is built."""
+def phase_egsm(rec, queries, timeout, budget=None):
+    """EGSM against our API call on the same queries, where its binary is built; the sets
+    share ``budget`` seconds."""
     from benchmarks import egsm
     from benchmarks.tools import Unavailable
 
     try:
-        rec["vs_egsm"] = egsm.vs_egsm(queries=queries, timeout=timeout,
+        rec["vs_egsm"] = egsm.vs_egsm(queries=queries, timeout=timeout, budget=budget,
                                       root=suites.data_root(), log=_log)
     except Unavailable as exc:
         rec["vs_egsm"] = {"skipped": str(exc)}
@@ -145,6 +152,8 @@ def plan(args, phases, left):
         ("conformance", lambda rec: phase_conformance(
             rec, min(args.conformance_timeout, max(30.0, left() * 0.5)), out, args.tests_jobs,
             engines, args.conformance_cases, args.full_conformance, _log)),
+        ("cache", lambda rec: phase_cache(rec, min(args.cache_timeout, max(60.0, left() - 30.0)),
+                                          out, _log)),
         ("yeast", lambda rec: suites.yeast(rec, min(args.yeast_budget, max(10.0, left() * 0.2)),
                                            args.yeast_max_count, {4, 8, 16}, _log)),
         # time kept for the phases after the bench, when any of them runs
@@ -159,7 +168,9 @@ def plan(args, phases, left):
                                                    out, _log)),
         ("scaling", lambda rec: suites.scaling(rec, min(240.0, max(30.0, left() - 30.0)), out,
                                                args.scaling_queries, _log)),
-        ("egsm", lambda rec: phase_egsm(rec, args.egsm_queries, args.egsm_timeout)),
+        ("egsm", lambda rec: phase_egsm(
+            rec, args.egsm_queries, args.egsm_timeout,
+            max(30.0, left() - (10.0 + args.sanitize_timeout if "sanitize" in phases else 5.0)))),
         # last: a sanitizer run is slow, and nothing it leaves behind may touch the timings
         ("sanitize", lambda rec: suites.sanitize(rec, args.sanitize_timeout, _log)),
     ]
@@ -191,6 +202,7 @@ def parse_args(argv=None):
     a("--out", default=os.environ.get("OUT", str(ROOT / "gpu" / "results")))
     a("--tests-timeout", type=float, default=150.0)
     a("--tests-jobs", type=int, default=8, help="parallel pytest processes (tests, conformance)")
+    a("--cache-timeout", type=float, default=360.0, help="the kernel cache's tests (cache)")
     a("--gamma-cases", type=int, default=200, help="GAMMA's random cases in the tests phase")
     a("--conformance-timeout", type=float, default=240.0)
     a("--conformance-cases", type=int, default=None)

@@ -157,7 +157,8 @@ def _fake_run(name, args, jobs, timeout, out_dir, env=None, log=print, marker="g
             "seconds": 1.0}
     if name == "tests":
         assert env["GAMMA_CASES"] == "50" and env["GAMMA_BLOCKS"] == "20"
-        assert args == ["tests", f"--ignore={card_tests.CONFORMANCE}"] and jobs == 4
+        assert args == ["tests", f"--ignore={card_tests.CONFORMANCE}",
+                        f"--ignore={card_tests.KERNEL_CACHE}"] and jobs == 4
         return {**base, "passed": 400, "failed": 1, "skipped": 2, "rc": 1,
                 "failures": ["tests/test_card_gsi.py::t: AssertionError"]}
     assert name == "conformance" and env["CONFORMANCE_FULL"] == "0"
@@ -207,6 +208,29 @@ def test_the_record_has_the_commit_date_counts_and_ratios(tmp_path, monkeypatch,
     assert "record: " in out and "yeast-16" in out and "phase bench" in out
 
 
+def test_the_cache_phase_runs_the_kernel_cache_tests_alone_and_keeps_their_figures(
+        tmp_path, monkeypatch):
+    seen = {}
+
+    def run(name, args, jobs, timeout, out_dir, env=None, log=print, marker="gpu"):
+        seen.update(name=name, args=args, jobs=jobs, timeout=timeout)
+        (Path(out_dir) / "cache_0.log").write_text(
+            "kernel cache (card): first process 80.0 s, 40 kernels compiled; ...\n"
+            "fresh `nx-gsm match yeast.graph q.graph --label label --count --engine auto` "
+            "after warmup: median 0.90 s\n1 passed\n", encoding="utf-8")
+        return {"passed": 4, "failed": 0, "errors": 0, "skipped": 0, "failures": [],
+                "files": {}, "shards": {}, "timed_out": [], "properties": {}, "rc": 0}
+
+    monkeypatch.setattr(card_tests, "run_pytest", run)
+    rec = {}
+    dict(check.plan(check.parse_args(["--cache-timeout", "200", "--out", str(tmp_path)]), ["cache"],
+                    lambda: 500.0))["cache"](rec)
+    assert seen == {"name": "cache", "args": [card_tests.KERNEL_CACHE, "-s"], "jobs": 1,
+                    "timeout": 200.0}
+    assert rec["kernel_cache"]["passed"] == 4
+    assert [f[:12] for f in rec["kernel_cache"]["figures"]] == ["kernel cache", "fresh `nx-gs"]
+
+
 def test_the_egsm_phase_calls_the_peer_where_it_is(monkeypatch):
     from benchmarks.tools import Unavailable
 
@@ -224,9 +248,14 @@ def test_the_egsm_phase_calls_the_peer_where_it_is(monkeypatch):
     monkeypatch.setitem(sys.modules, "benchmarks.egsm", fake)
     monkeypatch.setattr(benchmarks, "egsm", fake, raising=False)
     rec = {}
-    check.phase_egsm(rec, 7, 3.0)
+    check.phase_egsm(rec, 7, 3.0, 120.0)
     assert rec["vs_egsm"] == {"yeast-16": {"geomean": 2.0}}
-    assert calls[0]["queries"] == 7 and calls[0]["timeout"] == 3.0
+    assert (calls[0]["queries"], calls[0]["timeout"], calls[0]["budget"]) == (7, 3.0, 120.0)
+    # in the check's plan the sets share the time left, less the sanitizer's where it runs
+    steps = dict(check.plan(check.parse_args(["--sanitize-timeout", "40"]),
+                            ["egsm", "sanitize"], lambda: 300.0))
+    steps["egsm"]({})
+    assert calls[-1]["budget"] == 250.0
 
     def unavailable(**kw):
         raise Unavailable("EGSM is not built")
