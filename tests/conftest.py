@@ -43,9 +43,10 @@ def pytest_collection_modifyitems(config, items):
     # after it: shares of what is selected, and the device probed only for card tests
     if config.getoption("shard"):
         i, n = map(int, config.getoption("shard").split("/"))
-        keep = set(shard(items, n)[i])
+        mine = share(items, i, n)
+        keep = set(map(id, mine))
         config.hook.pytest_deselected(items=[it for it in items if id(it) not in keep])
-        items[:] = [it for it in items if id(it) in keep]
+        items[:] = mine
     card = [item for item in items if item.get_closest_marker("gpu")]
     if card:
         from nx_gsm.engines.gpu import device_reason
@@ -73,6 +74,14 @@ def shard(items, n):
     for k, unit in enumerate(units):
         out[k % n].extend(unit)
     return out
+
+
+def share(items, i, n):
+    """The ``i``-th of ``n`` shares of ``items`` in the order :func:`shard` gives: whole files
+    first, the spread tests last (the card's fault runs take seconds each, and a share killed
+    at the phase's time has then finished its files' tests)."""
+    by_id = {id(item): item for item in items}
+    return [by_id[x] for x in shard(items, n)[i]]
 
 
 class OutcomeLog:

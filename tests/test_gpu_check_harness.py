@@ -47,6 +47,8 @@ def test_shares_keep_files_whole_and_deal_spread_tests_one_by_one():
                    ["tests/test_b.py::t1", "tests/test_b.py::t2", "tests/test_c.py::s[0]",
                     "tests/test_c.py::s[2]"]]
     assert sorted(x for share in conftest.shard(items, 5) for x in share) == sorted(ids)
+    # a share runs in that order: its files' tests, then its spread ones
+    assert [it.nodeid for it in conftest.share(items, 0, 2)] == got[0]  # (s[1] came before plain)
 
 
 def test_outcomes_read_back_with_the_test_a_killed_process_was_in(tmp_path):
