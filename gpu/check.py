@@ -2,7 +2,8 @@
 
 Phases (``--phases``, run in this order; ``--budget`` seconds in all, later phases shrink to fit):
 
-* ``warmup``: JIT of the gmatch kernels, a small count's fixed costs, kernel resources;
+* ``warmup``: JIT of the gmatch kernels, a small count's fixed costs, kernel resources, then
+  ``nx_gsm.warmup()`` (every kernel into the disk cache the test processes load from);
 * ``tests``: ``pytest -m gpu`` (``tests/test_card_*.py`` but the conformance and the kernel
   cache files) as
   ``--tests-jobs`` parallel processes, each a share of the tests (``--shard``, whole files
