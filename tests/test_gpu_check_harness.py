@@ -356,3 +356,19 @@ def test_the_ablations_and_device_paths_are_gmatch_configs():
     for fields in variants:
         cfg = GMatchConfig(**fields)
         assert cfg != defaults and all(getattr(cfg, k) == v for k, v in fields.items())
+
+
+def test_signature_diff_names_the_arguments_that_changed():
+    from gpu.signatures import added
+
+    old = ("array(int32, 1d, C)", "int64", "array(uint8, 2d, C)")
+    new = ("array(int32, 1d, C)", "int64", "array(uint8, 2d, A)")
+    before = {"dfs (8, 8, False)": {str(old): old}}
+    after = {"dfs (8, 8, False)": {str(old): old, str(new): new},
+             "dfs (16, 4, False)": {str(new): new}}
+    lines = []
+    assert added(before, after, "step x", before, out=lines.append) == 2
+    assert "NEW in step x: dfs (8, 8, False)" in lines
+    assert "NEW in step x: dfs (16, 4, False)" in lines  # compared with its sibling's
+    assert lines.count("   argument 2: array(uint8, 2d, C) -> array(uint8, 2d, A)") == 2
+    assert added(after, after, "step y", before, out=lines.append) == 0
