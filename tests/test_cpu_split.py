@@ -276,3 +276,28 @@ def test_count_probe_is_the_count_or_none(cls):
     assert unfinished  # two steps do not finish every search
     plan, _, _ = prepare(nx.path_graph(3), nx.complete_graph(3), "mono")
     assert cpu.count_probe(plan, 1) == 0
+
+
+def test_rounds_grow_while_a_count_goes_on(force_split, monkeypatch):
+    # each round resumes every slot, and a resume makes its open depths' intersections again:
+    # a long count's rounds double every few rounds, up to a cap, and the count stays exact
+    monkeypatch.setattr(cpu_engine, "_ROUND_STEPS", 16)
+    monkeypatch.setattr(cpu_engine, "_ROUND_GROWTH", 4)
+    monkeypatch.setattr(cpu_engine, "_ROUND_GROW_EVERY", 3)
+    steps = []
+    launch = cpu_engine.launch
+
+    def recording(fn, *args):
+        if fn is cpu_engine.run_slots:
+            steps.append(args[-1])
+        return launch(fn, *args)
+
+    monkeypatch.setattr(cpu_engine, "launch", recording)
+    plan = _plan(nx.gnp_random_graph(40, 0.2, seed=3), nx.cycle_graph(5))
+    got = CpuEngine().count(plan)
+    assert len(steps) > 12
+    # 16 steps a round over 2 slots a thread: 8 a slot, doubled every 3 rounds up to 32
+    assert steps[:10] == [8, 8, 8, 16, 16, 16, 32, 32, 32, 32] and max(steps) == 32
+    monkeypatch.setattr(cpu_engine, "launch", launch)
+    numba.set_num_threads(1)
+    assert got == CpuEngine().count(plan)

@@ -36,12 +36,17 @@ __all__ = ["CpuEngine", "check_chunk", "check_prefixes", "trivial_answer", "triv
            "plan_arrays", "count_probe", "search_tree"]
 
 # resumable slots per thread in the counting window, and candidates a thread examines per round
-# between two scheduling points (about 5-10 ms): prange gives each thread a fixed block of slots,
-# so a round's uneven end idles a thread, and short rounds keep that small. On 12 yeast-8
-# count-all queries of 20 ms to 1.5 s on 2 cores, 2 threads over 1 gave
-# 1.49x geomean with 8 slots and 2**17 steps, 1.42x with 32 slots and 2**20
-_SLOTS_PER_THREAD = 8
+# between two scheduling points. prange gives each thread a fixed block of slots, so a round's
+# uneven end idles a thread, which short rounds keep small; but each round resumes every slot,
+# and a resume makes its open depths' intersections again. So the first rounds are short (a
+# count of a few milliseconds still spreads) and a count that goes on doubles them every
+# _ROUND_GROW_EVERY rounds, up to _ROUND_GROWTH times as long (about 5 ms a round). On the four
+# yeast-8 counts of 0.8-1.7 s on 2 cores, 2 threads over 1 gave 1.57x geomean with 8 slots and
+# rounds of 2**17 steps throughout, 1.72x with 8 slots and 2**20, 1.77x with 4 and 2**20
+_SLOTS_PER_THREAD = 4
 _ROUND_STEPS = 1 << 17
+_ROUND_GROWTH = 8
+_ROUND_GROW_EVERY = 8
 # a count that finishes within this many steps never goes parallel
 _PROBE_STEPS = 1 << 16
 
@@ -259,6 +264,8 @@ class CpuEngine:
             n_tasks += 1
         # one thread never splits and has no one to wait for: its round is one slice
         steps = max(_ROUND_STEPS // _SLOTS_PER_THREAD, 1)
+        longest = steps * _ROUND_GROWTH
+        rounds = 0
         try:
             while True:
                 # matches move from counts to total inside schedule: an interrupt before it
@@ -278,7 +285,10 @@ class CpuEngine:
                 run = np.flatnonzero(busy)
                 if threads == 1:
                     steps = max(SLICE_STEPS // run.size, 1)
+                elif rounds and rounds % _ROUND_GROW_EVERY == 0:
+                    steps = min(2 * steps, longest)
                 launch(run_slots, P, run, starts, states, ms, stks, useds, counts, steps)
+                rounds += 1
         except KeyboardInterrupt:
             # Ctrl-C lands between compiled rounds: what is counted so far is a lower bound
             budget.stop("interrupted")
