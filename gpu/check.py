@@ -83,14 +83,15 @@ def phase_egsm(rec, queries, timeout, budget=None):
 
 
 def engine_counts(rec):
-    """Per engine (and gmatch device path): the card tests', conformance and yeast counts."""
+    """Per engine (and gmatch device path): the card tests', conformance and yeast counts (the
+    published yeast counts of the ``yeast`` phase are gmatch's alone)."""
     out = {}
     t, conf = rec.get("tests") or {}, rec.get("conformance") or {}
-    y = rec.get("yeast_gmatch") or {}
     for eng in [*GPU_ENGINES, "gmatch[gpu-bfs]", "gmatch[dfs]", "gmatch[chained]"]:
         if eng not in conf and eng != "gmatch":
             continue
         c = conf.get(eng) or {}
+        y = (rec.get("yeast_gmatch") or {}) if eng == "gmatch" else {}
         out[eng] = {
             "tests_passed": t.get("passed"),
             "tests_failed": (t.get("failed") or 0) + (t.get("errors") or 0),
