@@ -18,7 +18,8 @@ Phases (``--phases``, run in this order; ``--budget`` seconds in all, later phas
 * ``yeast``, ``bench``, ``engines``, ``streaming``, ``scaling``, ``sanitize``: the benchmark
   phases of ``benchmarks/gpu_suites.py`` (its docstring gives their protocol);
 * ``egsm``: EGSM against our API on the same queries (``benchmarks.egsm.vs_egsm``; the sets
-  share the time left, less the sanitizer's), as ``vs_egsm``.
+  share the time left, less the sanitizer's), as ``vs_egsm``; ``--egsm-engines gmatch,auto``
+  adds ``vs_egsm[auto]``, the engine a call without ``engine=`` runs.
 
 The lead's full protocol::
 
@@ -69,17 +70,22 @@ def _commit():
         return None
 
 
-def phase_egsm(rec, queries, timeout, budget=None):
-    """EGSM against our API call on the same queries, where its binary is built; the sets
-    share ``budget`` seconds."""
+def phase_egsm(rec, queries, timeout, budget=None, engines=("gmatch",)):
+    """EGSM against our API call on the same queries, where its binary is built, once per
+    engine of ours (``engines``; the first's result is ``vs_egsm``, another's
+    ``vs_egsm[NAME]``: ``auto`` is what a call without ``engine=`` runs); they share
+    ``budget`` seconds."""
     from benchmarks import egsm
     from benchmarks.tools import Unavailable
 
-    try:
-        rec["vs_egsm"] = egsm.vs_egsm(queries=queries, timeout=timeout, budget=budget,
-                                      root=suites.data_root(), log=_log)
-    except Unavailable as exc:
-        rec["vs_egsm"] = {"skipped": str(exc)}
+    for i, engine in enumerate(engines):
+        key = "vs_egsm" if i == 0 else f"vs_egsm[{engine}]"
+        share = None if budget is None else budget / len(engines)
+        try:
+            rec[key] = egsm.vs_egsm(engine=engine, queries=queries, timeout=timeout,
+                                    budget=share, root=suites.data_root(), log=_log)
+        except Unavailable as exc:
+            rec[key] = {"skipped": str(exc)}
 
 
 def engine_counts(rec):
@@ -172,7 +178,8 @@ def plan(args, phases, left):
                                                args.scaling_queries, _log)),
         ("egsm", lambda rec: phase_egsm(
             rec, args.egsm_queries, args.egsm_timeout,
-            max(30.0, left() - (10.0 + args.sanitize_timeout if "sanitize" in phases else 5.0)))),
+            max(30.0, left() - (10.0 + args.sanitize_timeout if "sanitize" in phases else 5.0)),
+            args.egsm_engines.split(","))),
         # last: a sanitizer run is slow, and nothing it leaves behind may touch the timings
         ("sanitize", lambda rec: suites.sanitize(rec, args.sanitize_timeout, _log)),
     ]
@@ -229,6 +236,8 @@ def parse_args(argv=None):
     a("--scaling-queries", type=int, default=20)
     a("--egsm-queries", type=int, default=10, help="queries per EGSM set")
     a("--egsm-timeout", type=float, default=20.0)
+    a("--egsm-engines", default="gmatch", help="our engines against EGSM, comma-separated "
+      "(e.g. gmatch,auto)")
     a("--sanitize-timeout", type=float, default=45.0)
     args = ap.parse_args(argv)
     unknown = set(args.phases.split(",")) - set(PHASES)

@@ -259,7 +259,15 @@ def test_the_egsm_phase_calls_the_peer_where_it_is(monkeypatch):
     steps = dict(check.plan(check.parse_args(["--sanitize-timeout", "40"]),
                             ["egsm", "sanitize"], lambda: 300.0))
     steps["egsm"]({})
-    assert calls[-1]["budget"] == 250.0
+    assert calls[-1]["budget"] == 250.0 and calls[-1]["engine"] == "gmatch"
+    # several engines of ours share the time; the first's result keeps the plain key
+    rec = {}
+    steps = dict(check.plan(check.parse_args(["--egsm-engines", "gmatch,auto"]), ["egsm"],
+                            lambda: 205.0))
+    steps["egsm"](rec)
+    assert [(c["engine"], c["budget"]) for c in calls[-2:]] == [("gmatch", 100.0),
+                                                                 ("auto", 100.0)]
+    assert set(rec) == {"vs_egsm", "vs_egsm[auto]"}
 
     def unavailable(**kw):
         raise Unavailable("EGSM is not built")
