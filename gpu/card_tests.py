@@ -15,6 +15,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -104,16 +105,40 @@ def phase_tests(rec, timeout, out_dir, jobs, gamma_cases, log=print):
     rec["tests"] = {**res, "gamma_cases": gamma_cases}
 
 
-def phase_cache(rec, timeout, out_dir, log=print):
+def phase_cache(rec, timeout, out_dir, log=print, signatures_timeout=180.0):
     """The kernel cache's card tests (a second process and one after ``nx-gsm warmup`` compile
     nothing) in one process: ``rec["kernel_cache"]``, with the figures they print (first and
-    second process, warmup, a fresh ``nx-gsm match`` process's wall time)."""
+    second process, warmup, a fresh ``nx-gsm match`` process's wall time). Where a test fails,
+    ``python -m gpu.signatures`` over a new cache folder then names the kernel signatures that
+    warmup missed (``signatures``: its ``NEW`` and argument lines)."""
     res = run_pytest("cache", [KERNEL_CACHE, "-s"], 1, timeout, out_dir, log=log)
     res.pop("properties")
     text = (Path(out_dir) / "cache_0.log").read_text(encoding="utf-8", errors="replace")
     res["figures"] = [line.strip() for line in text.splitlines()
                       if line.lstrip().startswith(("kernel cache (card)", "fresh `nx-gsm match"))]
+    if res["failed"] or res["errors"]:
+        res["signatures"] = missed_signatures(signatures_timeout, log)
     rec["kernel_cache"] = res
+
+
+def missed_signatures(timeout, log=print):
+    """``python -m gpu.signatures`` in a child over a new cache folder: its lines naming a new
+    signature or a differing argument, and its last line (or why it did not finish)."""
+    with tempfile.TemporaryDirectory(prefix="nx-gsm-signatures-") as cache:
+        env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+        env["NX_GSM_CACHE_DIR"] = cache
+        try:
+            proc = subprocess.run([sys.executable, "-m", "gpu.signatures"], cwd=ROOT, env=env,
+                                  capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return [f"gpu.signatures did not finish within {timeout:.0f} s"]
+    lines = proc.stdout.splitlines()
+    keep = [line.rstrip() for line in lines if line.startswith(("NEW", "   "))][:60]
+    keep.append(lines[-1] if lines else f"gpu.signatures exited with status {proc.returncode}: "
+                f"{proc.stderr.strip()[-300:]}")
+    for line in keep:
+        log("  " + line)
+    return keep
 
 
 def phase_conformance(rec, timeout, out_dir, jobs, engines, cases, full, log=print):

@@ -231,8 +231,44 @@ def test_the_cache_phase_runs_the_kernel_cache_tests_alone_and_keeps_their_figur
                     lambda: 500.0))["cache"](rec)
     assert seen == {"name": "cache", "args": [card_tests.KERNEL_CACHE, "-s"], "jobs": 1,
                     "timeout": 200.0}
-    assert rec["kernel_cache"]["passed"] == 4
+    assert rec["kernel_cache"]["passed"] == 4 and "signatures" not in rec["kernel_cache"]
     assert [f[:12] for f in rec["kernel_cache"]["figures"]] == ["kernel cache", "fresh `nx-gs"]
+
+
+def test_a_failed_cache_phase_names_the_signatures_warmup_missed(tmp_path, monkeypatch):
+    import subprocess
+
+    def run(name, args, jobs, timeout, out_dir, env=None, log=print, marker="gpu"):
+        (Path(out_dir) / "cache_0.log").write_text("F\n", encoding="utf-8")
+        return {"passed": 3, "failed": 1, "errors": 0, "skipped": 0, "failures": ["x"],
+                "files": {}, "shards": {}, "timed_out": [], "properties": {}, "rc": 1}
+
+    seen = {}
+
+    def child(cmd, cwd, env, capture_output, text, timeout):
+        seen.update(cmd=cmd[1:], cache=env["NX_GSM_CACHE_DIR"], timeout=timeout)
+        out = ("gpu steps: [...]\nNEW in workload step 'gsi count q': dfs (16, 4, False)\n"
+               "   argument 16: array(uint8, 2d, C) -> array(uint8, 2d, A)\n"
+               "1 signature(s) launched by the workload that warmup did not launch\n")
+        return subprocess.CompletedProcess(cmd, 2, out, "")
+
+    monkeypatch.setattr(card_tests, "run_pytest", run)
+    monkeypatch.setattr(card_tests.subprocess, "run", child)
+    rec = {}
+    card_tests.phase_cache(rec, 100.0, tmp_path, log=lambda *a: None, signatures_timeout=50.0)
+    assert seen["cmd"] == ["-m", "gpu.signatures"] and seen["timeout"] == 50.0
+    assert "nx-gsm-signatures-" in seen["cache"]  # a new, empty cache folder
+    assert rec["kernel_cache"]["signatures"] == [
+        "NEW in workload step 'gsi count q': dfs (16, 4, False)",
+        "   argument 16: array(uint8, 2d, C) -> array(uint8, 2d, A)",
+        "1 signature(s) launched by the workload that warmup did not launch"]
+
+    def slow(cmd, **kw):
+        raise subprocess.TimeoutExpired(cmd, kw["timeout"])
+
+    monkeypatch.setattr(card_tests.subprocess, "run", slow)
+    assert card_tests.missed_signatures(5.0, log=lambda *a: None) == [
+        "gpu.signatures did not finish within 5 s"]
 
 
 def test_the_egsm_phase_calls_the_peer_where_it_is(monkeypatch):
