@@ -115,7 +115,8 @@ def phase_cache(rec, timeout, out_dir, log=print, signatures_timeout=180.0):
     res.pop("properties")
     text = (Path(out_dir) / "cache_0.log").read_text(encoding="utf-8", errors="replace")
     res["figures"] = [line.strip() for line in text.splitlines()
-                      if line.lstrip().startswith(("kernel cache (card)", "fresh `nx-gsm match"))]
+                      if line.lstrip().startswith(("kernel cache (card)", "fresh `nx-gsm match",
+                                                   "compiled in the"))]
     if res["failed"] or res["errors"]:
         res["signatures"] = missed_signatures(signatures_timeout, log)
     rec["kernel_cache"] = res

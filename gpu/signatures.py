@@ -59,7 +59,8 @@ def added(before, after, label, reference, out=print):
 
 
 def workload():
-    """``(label, callable)``: the kernel cache test's workload, step by step."""
+    """``(label, callable)``: the kernel cache test's workload, step by step (each callable
+    returns its count)."""
     import networkx as nx
 
     import nx_gsm
@@ -87,7 +88,7 @@ def workload():
         m = nx_gsm.IncrementalMatcher(nx.circulant_graph(40, [1, 2, 5]), nx.path_graph(4),
                                       engine="gamma")
         m.apply(insert=[(0, 20)], delete=[(0, 1)])
-        m.count()
+        return int(m.count())
     steps.append(("gamma update", gamma))
     return steps
 

@@ -38,11 +38,15 @@ import json, sys, time
 t_start = time.perf_counter()
 from numba.cuda import dispatcher
 compiled = {"kernels": [], "cuda": 0}
+step = ["import"]
 _init, _compile_cuda = dispatcher._Kernel.__init__, dispatcher.compile_cuda
 
-def _counted_init(self, py_func, *a, **kw):
+def _counted_init(self, py_func, argtypes=None, *a, **kw):
     compiled["kernels"].append(py_func.__qualname__)
-    return _init(self, py_func, *a, **kw)
+    # which step compiled it, with what arguments (the signature warmup did not launch)
+    compiled.setdefault("where", []).append(
+        [step[0], py_func.__qualname__, [str(t) for t in (argtypes or ())]])
+    return _init(self, py_func, argtypes, *a, **kw)
 
 def _counted_compile(*a, **kw):
     compiled["cuda"] += 1
@@ -52,37 +56,24 @@ dispatcher._Kernel.__init__ = _counted_init
 dispatcher.compile_cuda = _counted_compile
 """
 
-# every GPU engine on the bundled yeast graph: gmatch at stack depths 8 and 16 (its fused
-# count, an enumeration, and a count with every level on the device and no fused kernel),
-# GSI, GENEVA, and GAMMA's incremental count
+# every GPU engine on the bundled yeast graph (``gpu.signatures.workload``: gmatch at stack
+# depths 8 and 16 -- its fused count, an enumeration, and a count with every level on the
+# device and no fused kernel --, GSI, GENEVA, and GAMMA's incremental count)
 WORKLOAD = COUNTING + r"""
-import networkx as nx
-import nx_gsm
+sys.path.insert(0, sys.argv[1])
+from gpu.signatures import workload
 from nx_gsm import kernel_cache
-from nx_gsm.engines.gpu.gmatch import GMatchEngine
-from nx_gsm.interop.formats import read_any
 
-G = read_any(nx_gsm.demo_graph_path("yeast"))
-queries = {p.stem: p for p, _ in nx_gsm.demo_queries()}
 counts = {}
-for name in ("query_dense_8_3", "query_dense_16_2"):
-    H = read_any(queries[name], edge_labels=False)
-    for engine in ("gmatch", "gsi", "geneva"):
-        counts[f"{engine} {name}"] = nx_gsm.count_subgraph_monomorphisms(
-            G, H, node_label="label", engine=engine)
-    counts[f"gmatch rows {name}"] = sum(1 for _ in nx_gsm.subgraph_monomorphisms(
-        G, H, node_label="label", engine="gmatch", limit=5000))
-    counts[f"gmatch device levels {name}"] = nx_gsm.count_subgraph_monomorphisms(
-        G, H, node_label="label", engine=GMatchEngine(host_rows=0, fused=False))
-C = nx.circulant_graph(40, [1, 2, 5])
-m = nx_gsm.IncrementalMatcher(C, nx.path_graph(4), engine="gamma")
-m.apply(insert=[(0, 20)], delete=[(0, 1)])
-counts["gamma"] = int(m.count())
+for label, run in workload():
+    step[0] = label
+    counts[label] = run()
 variants, empty = 0, []
 if "--variants" in sys.argv:
     from nx_gsm.engines.gpu import gsi_kernels
     from nx_gsm.engines.gpu.gmatch import kernels
     from nx_gsm.engines.gpu.gmatch.config import BUCKETS, FUSED_REGS
+    step[0] = "compile_variants"
     variants = kernels.compile_variants() + gsi_kernels.compile_variants()
     every = {f"dfs {K} {w}": kernels.dfs_kernel(K, W, w) for K, W in BUCKETS for w in (0, 1)}
     every.update({f"fused {K} {w}": kernels.fused_kernel(K, W, w, FUSED_REGS.get(K, 0))
@@ -91,8 +82,12 @@ if "--variants" in sys.argv:
         every[f"gsi bound {K}"], every[f"gsi join {K}"] = gsi_kernels.join_kernels(
             K, gsi_kernels.JOIN_WARPS)
     empty = sorted(name for name, d in every.items() if not d.overloads)
+from gpu.signatures import signatures
+sigs = {name: [[str(t) for t in sig] for sig in got.values()]
+        for name, got in signatures().items()}
 stats = kernel_cache.gpu_kernel_stats()
 print(json.dumps({"compiled": compiled, "counts": counts, "variants": variants, "empty": empty,
+                  "signatures": sigs,
                   "loaded": stats["loaded"], "stats_compiled": stats["compiled"],
                   "by_kernel": stats["by_kernel"], "seconds": time.perf_counter() - t_start}))
 """
@@ -106,7 +101,7 @@ def _env(cache):
 
 
 def _child(code, cache, *args, timeout=600):
-    proc = subprocess.run([sys.executable, "-c", code, *args], env=_env(cache),
+    proc = subprocess.run([sys.executable, "-c", code, str(ROOT), *args], env=_env(cache),
                           capture_output=True, text=True, timeout=timeout)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
     return json.loads(proc.stdout.strip().splitlines()[-1]), proc.stderr
@@ -137,14 +132,33 @@ def runs(tmp_path_factory):
           f"{len(out['first']['compiled']['kernels'])} kernels compiled; second "
           f"{out['second']['seconds']:.1f} s, {out['second']['loaded']} loaded; warmup "
           f"{out['warmup_s']:.0f} s; after it {out['after']['variants']} variants loaded")
+    for proc in ("second", "after"):
+        for line in compile_report(out[proc]):
+            print(f"compiled in the {proc} process: {line}")
     return out
+
+
+def compile_report(child):
+    """One line per kernel a child compiled: the step, the kernel, and the arguments where its
+    signature differs from another signature of a kernel of that name (one loaded from the
+    cache, so launched before warmup ended)."""
+    lines = []
+    for step, name, args in child["compiled"].get("where", []):
+        others = [sig for key, sigs in child["signatures"].items()
+                  if key.split()[0] in name for sig in sigs if sig != args]
+        diff = "; ".join(f"argument {i}: {a} -> {b}" for i, (a, b) in
+                         enumerate(zip(others[0], args)) if a != b) if others else \
+            "no other signature of this kernel"
+        lines.append(f"{step}: {name}: {diff}")
+    return lines
 
 
 def test_a_second_process_launches_every_kernel_without_compiling(runs):
     first, second = runs["first"], runs["second"]
     assert first["compiled"]["kernels"], "the first process compiled nothing: not a cold cache"
     assert "compiling GPU kernels once" in runs["first_err"]
-    assert second["compiled"] == {"kernels": [], "cuda": 0}, second["by_kernel"]
+    assert not second["compiled"]["kernels"] and not second["compiled"]["cuda"], (
+        second["by_kernel"], compile_report(second))
     assert second["stats_compiled"] == 0
     assert second["loaded"] >= len(set(first["compiled"]["kernels"]))
     assert "compiling GPU kernels once" not in runs["second_err"]
@@ -157,7 +171,9 @@ def test_kernels_loaded_from_the_cache_give_the_same_counts(runs):
 
 def test_after_warmup_no_kernel_variant_compiles(runs):
     after = runs["after"]
-    assert after["compiled"] == {"kernels": [], "cuda": 0}, after["by_kernel"]
+    # (where: the step that compiled each kernel and the argument types it compiled for)
+    assert not after["compiled"]["kernels"] and not after["compiled"]["cuda"], (
+        after["by_kernel"], compile_report(after))
     # every gmatch DFS and fused variant and every GSI length has a kernel, loaded from the
     # cache: those the workload did not launch by compile_variants
     assert after["empty"] == [] and after["variants"] > 0, after
