@@ -161,7 +161,7 @@ def plan(args, phases, left):
             rec, min(args.conformance_timeout, max(30.0, left() * 0.5)), out, args.tests_jobs,
             engines, args.conformance_cases, args.full_conformance, _log)),
         ("cache", lambda rec: phase_cache(rec, min(args.cache_timeout, max(60.0, left() - 30.0)),
-                                          out, _log)),
+                                          out, _log, args.signatures_timeout)),
         ("yeast", lambda rec: suites.yeast(rec, min(args.yeast_budget, max(10.0, left() * 0.2)),
                                            args.yeast_max_count, {4, 8, 16}, _log)),
         # time kept for the phases after the bench, when any of them runs
@@ -212,6 +212,8 @@ def parse_args(argv=None):
     a("--tests-timeout", type=float, default=150.0)
     a("--tests-jobs", type=int, default=8, help="parallel pytest processes (tests, conformance)")
     a("--cache-timeout", type=float, default=360.0, help="the kernel cache's tests (cache)")
+    a("--signatures-timeout", type=float, default=180.0,
+      help="gpu.signatures after a failed cache test (0: not run)")
     a("--gamma-cases", type=int, default=200, help="GAMMA's random cases in the tests phase")
     a("--conformance-timeout", type=float, default=240.0)
     a("--conformance-cases", type=int, default=None)
