@@ -140,14 +140,16 @@ def runs(tmp_path_factory):
 
 def compile_report(child):
     """One line per kernel a child compiled: the step, the kernel, and the arguments where its
-    signature differs from another signature of a kernel of that name (one loaded from the
-    cache, so launched before warmup ended)."""
+    signature differs from the closest other signature of a kernel of that name (after warmup,
+    the others were loaded from the cache: launched by warmup)."""
     lines = []
     for step, name, args in child["compiled"].get("where", []):
         others = [sig for key, sigs in child["signatures"].items()
                   if key.split()[0] in name for sig in sigs if sig != args]
+        # (against the closest one: the fewest arguments differ)
+        near = min(others, key=lambda sig: sum(a != b for a, b in zip(sig, args)), default=None)
         diff = "; ".join(f"argument {i}: {a} -> {b}" for i, (a, b) in
-                         enumerate(zip(others[0], args)) if a != b) if others else \
+                         enumerate(zip(near, args)) if a != b) if near else \
             "no other signature of this kernel"
         lines.append(f"{step}: {name}: {diff}")
     return lines

@@ -263,6 +263,13 @@ def test_a_failed_cache_phase_names_the_signatures_warmup_missed(tmp_path, monke
         "   argument 16: array(uint8, 2d, C) -> array(uint8, 2d, A)",
         "1 signature(s) launched by the workload that warmup did not launch"]
 
+    # --signatures-timeout 0: the failure is recorded without running gpu.signatures
+    seen.clear()
+    rec = {}
+    card_tests.phase_cache(rec, 100.0, tmp_path, log=lambda *a: None, signatures_timeout=0)
+    assert not seen and "signatures" not in rec["kernel_cache"]
+    assert rec["kernel_cache"]["failed"] == 1
+
     def slow(cmd, **kw):
         raise subprocess.TimeoutExpired(cmd, kw["timeout"])
 
@@ -402,6 +409,41 @@ def test_the_ablations_and_device_paths_are_gmatch_configs():
     for fields in variants:
         cfg = GMatchConfig(**fields)
         assert cfg != defaults and all(getattr(cfg, k) == v for k, v in fields.items())
+
+
+def test_the_cache_phase_keeps_the_compile_report_lines(tmp_path, monkeypatch):
+    def run(name, args, jobs, timeout, out_dir, env=None, log=print, marker="gpu"):
+        (Path(out_dir) / "cache_0.log").write_text(
+            "kernel cache (card): first process 60 s\n"
+            "compiled in the after process: gsi count q: _make_dfs_kernel.<locals>.dfs: "
+            "argument 1: a -> b\nother output\n", encoding="utf-8")
+        return {"passed": 3, "failed": 1, "errors": 0, "skipped": 0, "failures": ["x"],
+                "files": {}, "shards": {}, "timed_out": [], "properties": {}, "rc": 1}
+
+    monkeypatch.setattr(card_tests, "run_pytest", run)
+    rec = {}
+    card_tests.phase_cache(rec, 100.0, tmp_path, log=lambda *a: None, signatures_timeout=0)
+    assert rec["kernel_cache"]["figures"] == [
+        "kernel cache (card): first process 60 s",
+        "compiled in the after process: gsi count q: _make_dfs_kernel.<locals>.dfs: "
+        "argument 1: a -> b"]
+
+
+def test_the_compile_report_names_the_step_and_the_closest_signature():
+    from tests.test_card_kernel_cache import compile_report
+
+    new = ["array(int32, 1d, C)", "int64", "array(uint8, 2d, A)"]
+    child = {"compiled": {"where": [["gsi count q", "_make_dfs_kernel.<locals>.dfs", new],
+                                    ["gamma update", "delta_kernel", ["int64"]]]},
+             "signatures": {"dfs (8, 8, False)": [
+                 ["array(int64, 1d, C)", "int32", "array(uint8, 2d, C)"],
+                 ["array(int32, 1d, C)", "int64", "array(uint8, 2d, C)"], new],
+                 "bfs_level": [["int64"]]}}
+    assert compile_report(child) == [
+        "gsi count q: _make_dfs_kernel.<locals>.dfs: "
+        "argument 2: array(uint8, 2d, C) -> array(uint8, 2d, A)",
+        "gamma update: delta_kernel: no other signature of this kernel"]
+    assert compile_report({"compiled": {"kernels": [], "cuda": 0}, "signatures": {}}) == []
 
 
 def test_signature_diff_names_the_arguments_that_changed():
