@@ -19,23 +19,26 @@ from __future__ import annotations
 import sys
 
 
-def signatures():
-    """``{kernel name: {signature text: signature}}`` of every gmatch and GSI kernel built in
-    this process."""
+def dispatchers():
+    """``{kernel name: dispatcher}`` of every gmatch and GSI kernel built in this process."""
     from nx_gsm.engines.gpu import gsi_kernels
     from nx_gsm.engines.gpu.gmatch import kernels
 
     out = {}
     for key, kerns in kernels._KERNELS.items():  # noqa: SLF001 - a diagnostic of the factories
-        out[f"dfs {key}"] = {str(s): s for s in kerns[0].overloads}
+        out[f"dfs {key}"] = kerns[0]
     for key, kern in kernels._FUSED.items():  # noqa: SLF001
-        out[f"fused {key}"] = {str(s): s for s in kern.overloads}
-    out["bfs_level"] = {str(s): s for s in kernels.bfs_level_kernel.overloads}
+        out[f"fused {key}"] = kern
+    out["bfs_level"] = kernels.bfs_level_kernel
     for K in gsi_kernels.JOIN_BUCKETS:
-        bound, join = gsi_kernels.join_kernels(K, gsi_kernels.JOIN_WARPS)
-        out[f"gsi bound {K}"] = {str(s): s for s in bound.overloads}
-        out[f"gsi join {K}"] = {str(s): s for s in join.overloads}
+        out[f"gsi bound {K}"], out[f"gsi join {K}"] = gsi_kernels.join_kernels(
+            K, gsi_kernels.JOIN_WARPS)
     return out
+
+
+def signatures():
+    """``{kernel name: {signature text: signature}}`` of :func:`dispatchers`."""
+    return {name: {str(s): s for s in d.overloads} for name, d in dispatchers().items()}
 
 
 def added(before, after, label, reference, out=print):

@@ -37,14 +37,13 @@ COUNTING = r"""
 import json, sys, time
 t_start = time.perf_counter()
 from numba.cuda import dispatcher
-compiled = {"kernels": [], "cuda": 0}
+compiled = {"kernels": [], "cuda": 0}  # kernels: [step, kernel, argument types] per compile
 step = ["import"]
 _init, _compile_cuda = dispatcher._Kernel.__init__, dispatcher.compile_cuda
 
 def _counted_init(self, py_func, argtypes=None, *a, **kw):
-    compiled["kernels"].append(py_func.__qualname__)
     # which step compiled it, with what arguments (the signature warmup did not launch)
-    compiled.setdefault("where", []).append(
+    compiled["kernels"].append(
         [step[0], py_func.__qualname__, [str(t) for t in (argtypes or ())]])
     return _init(self, py_func, argtypes, *a, **kw)
 
@@ -82,9 +81,11 @@ if "--variants" in sys.argv:
         every[f"gsi bound {K}"], every[f"gsi join {K}"] = gsi_kernels.join_kernels(
             K, gsi_kernels.JOIN_WARPS)
     empty = sorted(name for name, d in every.items() if not d.overloads)
-from gpu.signatures import signatures
-sigs = {name: [[str(t) for t in sig] for sig in got.values()]
-        for name, got in signatures().items()}
+from gpu.signatures import dispatchers
+sigs = {}  # every signature of every kernel, by the kernel's name
+for d in dispatchers().values():
+    sigs.setdefault(d.py_func.__qualname__, []).extend(
+        [str(t) for t in sig] for sig in d.overloads)
 stats = kernel_cache.gpu_kernel_stats()
 print(json.dumps({"compiled": compiled, "counts": counts, "variants": variants, "empty": empty,
                   "signatures": sigs,
@@ -143,9 +144,8 @@ def compile_report(child):
     signature differs from the closest other signature of a kernel of that name (after warmup,
     the others were loaded from the cache: launched by warmup)."""
     lines = []
-    for step, name, args in child["compiled"].get("where", []):
-        others = [sig for key, sigs in child["signatures"].items()
-                  if key.split()[0] in name for sig in sigs if sig != args]
+    for step, name, args in child["compiled"]["kernels"]:
+        others = [sig for sig in child["signatures"].get(name, []) if sig != args]
         # (against the closest one: the fewest arguments differ)
         near = min(others, key=lambda sig: sum(a != b for a, b in zip(sig, args)), default=None)
         diff = "; ".join(f"argument {i}: {a} -> {b}" for i, (a, b) in
@@ -162,7 +162,7 @@ def test_a_second_process_launches_every_kernel_without_compiling(runs):
     assert not second["compiled"]["kernels"] and not second["compiled"]["cuda"], (
         second["by_kernel"], compile_report(second))
     assert second["stats_compiled"] == 0
-    assert second["loaded"] >= len(set(first["compiled"]["kernels"]))
+    assert second["loaded"] >= len({name for _, name, _ in first["compiled"]["kernels"]})
     assert "compiling GPU kernels once" not in runs["second_err"]
 
 
@@ -173,7 +173,6 @@ def test_kernels_loaded_from_the_cache_give_the_same_counts(runs):
 
 def test_after_warmup_no_kernel_variant_compiles(runs):
     after = runs["after"]
-    # (where: the step that compiled each kernel and the argument types it compiled for)
     assert not after["compiled"]["kernels"] and not after["compiled"]["cuda"], (
         after["by_kernel"], compile_report(after))
     # every gmatch DFS and fused variant and every GSI length has a kernel, loaded from the

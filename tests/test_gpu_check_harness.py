@@ -433,12 +433,12 @@ def test_the_compile_report_names_the_step_and_the_closest_signature():
     from tests.test_card_kernel_cache import compile_report
 
     new = ["array(int32, 1d, C)", "int64", "array(uint8, 2d, A)"]
-    child = {"compiled": {"where": [["gsi count q", "_make_dfs_kernel.<locals>.dfs", new],
-                                    ["gamma update", "delta_kernel", ["int64"]]]},
-             "signatures": {"dfs (8, 8, False)": [
+    child = {"compiled": {"kernels": [["gsi count q", "_make_dfs_kernel.<locals>.dfs", new],
+                                      ["gamma update", "delta_kernel", ["int64"]]]},
+             "signatures": {"_make_dfs_kernel.<locals>.dfs": [
                  ["array(int64, 1d, C)", "int32", "array(uint8, 2d, C)"],
                  ["array(int32, 1d, C)", "int64", "array(uint8, 2d, C)"], new],
-                 "bfs_level": [["int64"]]}}
+                 "bfs_level_kernel": [["int64"]]}}
     assert compile_report(child) == [
         "gsi count q: _make_dfs_kernel.<locals>.dfs: "
         "argument 2: array(uint8, 2d, C) -> array(uint8, 2d, A)",
