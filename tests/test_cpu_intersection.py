@@ -1,7 +1,8 @@
 """The CPU search's intersected local candidates (kernels._open): a depth with several drivers
 iterates their lists' intersection in a per-search buffer, which a search paused between slices
 or split into tasks makes again from the partial match. Paused after every few candidates, or
-split across a task window, the search still finds exactly VF2's matches."""
+split across a task window, the search still finds exactly VF2's matches, whether the
+intersection merges the candidate-space lists or ANDs their bit rows (``BIT_WORDS``)."""
 
 import random
 
@@ -11,9 +12,17 @@ import pytest
 from networkx.algorithms import isomorphism as iso
 
 from nx_gsm.api import iter_mappings, prepare
-from nx_gsm.engines.cpu import CpuEngine, plan_arrays
-from nx_gsm.engines.cpu.kernels import (BUFFERED, DONE, KIND, NOT_STARTED, STACK_ROWS, search,
-                                        used_array)
+from nx_gsm.engines.cpu import CpuEngine, engine, plan_arrays
+from nx_gsm.engines.cpu.kernels import (BIT_WORDS, BUFFERED, DONE, KIND, NOT_STARTED,
+                                        STACK_ROWS, bit_rows, search, used_array)
+from nx_gsm.plan.space import build_space
+
+
+@pytest.fixture(params=[0, BIT_WORDS], ids=["lists", "bits"])
+def bit_words(request, monkeypatch):
+    """The intersection's two forms: merged lists (0 words) and bit rows."""
+    monkeypatch.setattr(engine, "BIT_WORDS", request.param)
+    return request.param
 
 
 def _case(seed):
@@ -39,7 +48,7 @@ def _vf2(G, H, mode):
 
 @pytest.mark.parametrize("seed", range(16))
 @pytest.mark.parametrize("mode", ["mono", "induced"])
-def test_sliced_and_split_searches_are_exact(seed, mode):
+def test_sliced_and_split_searches_are_exact(seed, mode, bit_words):
     G, H = _case(seed)
     want = _vf2(G, H, mode)
     nm = iso.categorical_node_match("l", None)
@@ -95,7 +104,7 @@ class _Unlimited:
         pass
 
 
-def test_some_case_buffers_a_depth():
+def test_some_case_buffers_a_depth(bit_words):
     """The cases above reach the intersected kind (a depth with two drivers or more)."""
     G, H = nx.complete_graph(7), nx.complete_graph(4)
     plan, _, _ = prepare(G, H, "mono")
@@ -121,3 +130,47 @@ def test_patterns_past_a_byte_of_depths():
         assert CpuEngine().count(plan) == 2 * (301 - k)
         rows = np.concatenate(list(CpuEngine().iter_chunks(plan)))
         assert len({tuple(r) for r in rows.tolist()}) == 2 * (301 - k)
+
+
+def test_bit_rows_hold_the_candidate_space_lists():
+    """Every bit row of a depth with two drivers or more holds exactly its candidate-space
+    list (bit c: the driven node's c-th candidate), over several words; depths with more
+    candidates than ``max_words`` words, or fewer than two drivers, keep their lists."""
+    G = nx.gnp_random_graph(300, 0.08, seed=3)
+    plan, _, _ = prepare(G, nx.complete_graph(4), "mono")
+    cs = build_space(plan)
+    args = (plan.order, plan.drv_ptr, plan.drv_j, cs.row_off, cs.ptr, cs.val, cs.cidx,
+            cs.cand_off)
+    bw_n, bw_off, bw = bit_rows(*args, 8)
+    drivers = np.diff(plan.drv_ptr)
+    assert (bw_n[drivers < 2] == 0).all() and (bw_n[drivers >= 2] == 5).all()  # 300 nodes
+    n_rows = cs.ptr.size - 1
+    for d in np.flatnonzero(bw_n):
+        u, nw = plan.order[d], bw_n[d]
+        cands = cs.cand[cs.cand_off[u]:cs.cand_off[u + 1]]
+        for t in range(plan.drv_ptr[d], plan.drv_ptr[d + 1]):
+            end = cs.row_off[t + 1] if t + 1 < cs.row_off.size else n_rows
+            for i, r in enumerate(range(cs.row_off[t], end)):
+                words = bw[bw_off[t] + i * nw:bw_off[t] + (i + 1) * nw]
+                bits = np.unpackbits(words.view(np.uint8), bitorder="little")
+                assert cands[np.flatnonzero(bits)].tolist() == \
+                    cs.val[cs.ptr[r]:cs.ptr[r + 1]].tolist()
+    assert not bit_rows(*args, 4)[0].any()  # 300 candidates need 5 words
+
+
+@pytest.mark.parametrize("mode", ["mono", "induced"])
+def test_multiword_bit_rows_count_exactly(mode, monkeypatch):
+    """Candidates past one 64-bit word: the count with bit rows equals the merged lists' and
+    VF2's."""
+    G = nx.gnp_random_graph(150, 0.12, seed=5)
+    H = nx.Graph([(0, 1), (1, 2), (2, 0), (2, 3), (3, 0)])
+    want = sum(1 for _ in (iso.GraphMatcher(G, H).subgraph_monomorphisms_iter() if mode == "mono"
+                           else iso.GraphMatcher(G, H).subgraph_isomorphisms_iter()))
+    plan, _, _ = prepare(G, H, mode)
+    P = plan_arrays(plan)
+    assert P[27].max() == 3  # 150 candidates: three words
+    assert CpuEngine().count(plan) == want
+    monkeypatch.setattr(engine, "BIT_WORDS", 0)
+    plan, _, _ = prepare(G, H, mode)
+    assert not plan_arrays(plan)[27].any()
+    assert CpuEngine().count(plan) == want

@@ -38,11 +38,13 @@ class CandidateSpace:
     ptr: np.ndarray  # int64
     val: np.ndarray  # int32
     rank: np.ndarray  # uint32, k x ceil(n / 32) x 2 (candidate bits, candidates below)
+    cand: np.ndarray  # int32, each pattern node's candidates ascending, one list after another
+    cand_off: np.ndarray  # int64, k + 1: pattern node u's list starts at cand_off[u]
 
     @property
     def nbytes(self):
         return self.cidx.nbytes + self.row_off.nbytes + self.ptr.nbytes + self.val.nbytes + \
-            self.rank.nbytes
+            self.rank.nbytes + self.cand.nbytes + self.cand_off.nbytes
 
 
 @njit(cache=True)
@@ -260,7 +262,8 @@ def _build_space(plan, parallel_visits=None):
     chunks = min(n_rows, 4 * threads) if visits >= cut and threads > 1 else 0
     if chunks <= 1:
         ptr, val = _scan_serial(*args)
-        return CandidateSpace(cidx=cidx, row_off=row_off, ptr=ptr, val=val, rank=rank)
+        return CandidateSpace(cidx=cidx, row_off=row_off, ptr=ptr, val=val, rank=rank,
+                          cand=cand_flat, cand_off=cand_off)
     ptr = np.zeros(n_rows + 1, dtype=np.int64)
     val = np.empty(0, dtype=np.int32)
     for write in (False, True):
@@ -271,4 +274,5 @@ def _build_space(plan, parallel_visits=None):
         if not write:
             np.cumsum(ptr, out=ptr)
             val = np.empty(int(ptr[-1]), dtype=np.int32)
-    return CandidateSpace(cidx=cidx, row_off=row_off, ptr=ptr, val=val, rank=rank)
+    return CandidateSpace(cidx=cidx, row_off=row_off, ptr=ptr, val=val, rank=rank,
+                          cand=cand_flat, cand_off=cand_off)

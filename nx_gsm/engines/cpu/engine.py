@@ -29,8 +29,8 @@ from ..base import UNLIMITED, PartialCount
 from ..catalog import capabilities_of
 from ...threads import launch
 from .parallel import roots_done, run_slots, schedule, units_left
-from .kernels import (DONE, NOT_STARTED, SLICE_STEPS, STACK_ROWS, buffer_starts, run_search,
-                      used_array)
+from .kernels import (BIT_WORDS, DONE, NOT_STARTED, SLICE_STEPS, STACK_ROWS, bit_rows,
+                      buffer_starts, run_search, used_array)
 
 __all__ = ["CpuEngine", "check_chunk", "check_prefixes", "trivial_answer", "trivial_rows",
            "plan_arrays", "count_probe", "search_tree"]
@@ -122,7 +122,9 @@ def plan_arrays(plan):
     return (plan.order, plan.cand_bits, plan.cand_ptr, plan.cand_flat, plan.chk_ptr, plan.chk_j,
             plan.chk_out, plan.chk_in, plan.chk_peo, plan.chk_pei, plan.drv_ptr, plan.drv_j,
             cs.cidx, cs.row_off, cs.ptr, cs.val, G.indptr, G.indices, G.mult, plan.eclass,
-            plan.eok, flags, anc, neg_ptr, neg_j, neg_dir, _buffers(plan.drv_ptr, cs))
+            plan.eok, flags, anc, neg_ptr, neg_j, neg_dir, _buffers(plan.drv_ptr, cs),
+            *bit_rows(plan.order, plan.drv_ptr, plan.drv_j, cs.row_off, cs.ptr, cs.val, cs.cidx,
+                      cs.cand_off, BIT_WORDS), cs.cand, cs.cand_off)
 
 
 def _buffers(drv_ptr, cs):
