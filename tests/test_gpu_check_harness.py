@@ -442,8 +442,14 @@ def test_the_compile_report_names_the_step_and_the_closest_signature():
     assert compile_report(child) == [
         "gsi count q: _make_dfs_kernel.<locals>.dfs: "
         "argument 2: array(uint8, 2d, C) -> array(uint8, 2d, A)",
-        "gamma update: delta_kernel: no other signature of this kernel"]
+        "gamma update: delta_kernel: no other signature of this kernel; arguments: int64"]
     assert compile_report({"compiled": {"kernels": [], "cuda": 0}, "signatures": {}}) == []
+    # after warmup: every variant holds only the new signature, warmup's report the old one
+    after = {"compiled": {"kernels": [["compile_variants", "dfs", new]]},
+             "signatures": {"dfs": [new, new]}}
+    warmup = {"signatures": {"dfs": [["array(int32, 1d, C)", "int64", "array(uint8, 2d, C)"]]}}
+    assert compile_report(after, warmup) == [
+        "compile_variants: dfs: argument 2: array(uint8, 2d, C) -> array(uint8, 2d, A)"]
 
 
 def test_signature_diff_names_the_arguments_that_changed():
