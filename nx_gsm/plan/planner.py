@@ -247,6 +247,7 @@ def reorder(plan, order, cand=None):
     order = np.asarray(order, dtype=np.int32)
     bits = np.packbits(cand, axis=1, bitorder="little") if cand.size else plan.cand_bits
     return replace(plan, order=order, cand=cand, cand_bits=bits,
+                   stages={**plan.stages, "order_fixed": True},
                    **depth_arrays(plan.H, cand, order, plan.mode))
 
 
@@ -282,6 +283,7 @@ def make_plan(G, H, mode, *, node_match=None, edge_match=None, node_label=None,
     if G.directed != H.directed:
         raise ValueError("G and H must have the same directedness")
     filter, order_name = check_stages(filter, order)
+    order_fixed = order is not None
     rounds = 0 if filter == "ldf" else None
     t0 = time.perf_counter()
     notes = []
@@ -331,7 +333,10 @@ def make_plan(G, H, mode, *, node_match=None, edge_match=None, node_label=None,
     arrays = depth_arrays(H, cand, order, mode)
     has_el = eok is not None
     t4 = time.perf_counter()
-    stages = {"filter": filter, "order": order_name, "candidates": int(counts.sum()),
+    # order_fixed: the caller named the order (a CPU count may otherwise take another, see
+    # nx_gsm.engines.cpu.engine.other_order)
+    stages = {"filter": filter, "order": order_name, "order_fixed": order_fixed,
+              "candidates": int(counts.sum()),
               "seconds": {"labels": t1 - t0, "filter": t2 - t1, "order": t3 - t2,
                           "depths": t4 - t3}}
     return MatchPlan(

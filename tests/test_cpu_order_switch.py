@@ -1,0 +1,84 @@
+"""The CPU count's order switch (engine.other_order): a count the probe does not finish, in
+the planner's default order, runs in GraphQL's order where Knuth's estimate of the search tree
+says it is smaller. Exactness does not depend on the choice; these tests force each branch."""
+
+import networkx as nx
+import numpy as np
+import pytest
+from networkx.algorithms import isomorphism as iso
+
+from nx_gsm.api import prepare
+from nx_gsm.engines.cpu import CpuEngine, engine, plan_arrays
+from nx_gsm.engines.cpu.kernels import tree_estimate
+from nx_gsm.plan.planner import reorder
+
+from tests.test_cpu_intersection import _case, _vf2
+
+
+def test_the_estimate_is_exact_where_every_walk_branches_alike():
+    """K_4 in K_7: every walk meets 7, 6, 5 candidates above the last depth, so the estimate
+    is the tree's 7 + 42 + 210 internal nodes whatever the seed."""
+    plan, _, _ = prepare(nx.complete_graph(7), nx.complete_graph(4), "mono")
+    P = plan_arrays(plan)
+    assert {tree_estimate(P, 20, seed) for seed in (1, 2, 3)} == {7 + 42 + 210}
+
+
+@pytest.fixture
+def always_switch(monkeypatch):
+    """Every count past a one-step probe takes the other order where it differs."""
+    monkeypatch.setattr(engine, "_PROBE_STEPS", 1)
+    monkeypatch.setattr(engine, "_ORDER_MIN_TREE", 0.0)
+    monkeypatch.setattr(engine, "_ORDER_GAIN", 0.0)
+    seen = []
+    real = engine.other_order
+
+    def spy(plan, P):
+        got = real(plan, P)
+        seen.append(got is not None)
+        return got
+    monkeypatch.setattr(engine, "other_order", spy)
+    return seen
+
+
+@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("mode", ["mono", "induced"])
+def test_counts_in_the_other_order_are_exact(seed, mode, always_switch):
+    G, H = _case(seed)
+    nm = iso.categorical_node_match("l", None)
+    plan, _, _ = prepare(G, H, mode, node_match=nm)
+    assert CpuEngine().count(plan) == len(_vf2(G, H, mode))
+
+
+def test_some_count_switches(always_switch):
+    """The cases above reach the switch (a GraphQL order unlike the default)."""
+    for seed in range(12):
+        G, H = _case(seed)
+        plan, _, _ = prepare(G, H, "mono", node_match=iso.categorical_node_match("l", None))
+        CpuEngine().count(plan)
+    assert any(always_switch)
+
+
+def test_a_named_order_is_kept(always_switch):
+    G = nx.gnp_random_graph(40, 0.3, seed=1)
+    H = nx.Graph([(0, 1), (1, 2), (2, 3), (3, 0), (0, 2), (3, 4)])
+    for order in ("greedy", "gql", "ri"):
+        plan, _, _ = prepare(G, H, "mono", order=order)
+        assert plan.stages["order_fixed"]
+        assert engine.other_order(plan, plan_arrays(plan)) is None
+    plan, _, _ = prepare(G, H, "mono")
+    assert not plan.stages["order_fixed"]
+    # a reordered plan (PBE's sequences, a distributed task's roots) keeps its order too
+    assert reorder(plan, plan.order[::-1].copy()).stages["order_fixed"]
+    assert not plan.stages["order_fixed"]
+
+
+def test_a_count_keeps_the_default_order_where_the_estimate_is_near(monkeypatch):
+    monkeypatch.setattr(engine, "_PROBE_STEPS", 1)
+    monkeypatch.setattr(engine, "_ORDER_MIN_TREE", 0.0)
+    monkeypatch.setattr(engine, "_ORDER_GAIN", np.inf)
+    G = nx.gnp_random_graph(40, 0.3, seed=2)
+    H = nx.Graph([(0, 1), (1, 2), (2, 3), (3, 0), (0, 2), (3, 4)])
+    plan, _, _ = prepare(G, H, "mono")
+    assert engine.other_order(plan, plan_arrays(plan)) is None
+    want = sum(1 for _ in iso.GraphMatcher(G, H).subgraph_monomorphisms_iter())
+    assert CpuEngine().count(plan) == want
