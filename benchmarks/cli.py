@@ -24,6 +24,7 @@ import sys
 
 from nx_gsm.interop.atomic import atomic_open
 
+from .machine import portable
 from .report import markdown, summarize
 from .suites import PATTERNS, build_suite, suite_names
 from .tools import DEFAULT_ENGINES, DEFAULT_PEERS, PEERS, Unavailable, resolve_tool
@@ -181,7 +182,9 @@ def main(argv=None):
                  repeat=max(1, args.repeat), queries=args.queries,
                  quick=args.quick, labels=args.labels, seed=args.seed, patterns=args.patterns,
                  datasets=args.datasets, mem_limit_gb=args.mem_limit_gb, out=args.out,
-                 progress=not args.no_progress, argv=sys.argv if argv is None else argv)
+                 progress=not args.no_progress,
+                 argv=[portable(a) if a.startswith("/") else a
+                       for a in (sys.argv if argv is None else argv)])
     text = markdown(record, per_query=not args.no_per_query)
     if args.markdown:
         with atomic_open(args.markdown, "w", encoding="utf-8") as fh:

@@ -76,7 +76,17 @@ def source_fingerprint(package="nx_gsm"):
     for f in files:
         h.update(str(f.relative_to(root)).encode())
         h.update(f.read_bytes())
-    return {"path": str(root), "sha1": h.hexdigest(), "files": len(files)}
+    return {"path": portable(root), "sha1": h.hexdigest(), "files": len(files)}
+
+
+def portable(path):
+    """``path`` as a record keeps it: relative to the checkout when inside it, else its last
+    component (records hold no machine paths)."""
+    p = Path(path)
+    if not p.is_absolute():
+        return str(path)
+    p = p.resolve()
+    return str(p.relative_to(REPO)) if p.is_relative_to(REPO) else p.name
 
 
 def machine_info():
