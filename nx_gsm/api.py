@@ -652,6 +652,10 @@ def explain(G, H, *, induced=False, engine="auto", limit=None, collect=False, se
     iterators), the default for a count. ``filter=`` and ``order=`` pick the planner's stages
     by name (:data:`nx_gsm.plan.planner.FILTERS`, :data:`nx_gsm.plan.order.ORDERS`).
 
+    A count the CPU probe does not finish, where no ``order=`` was named, may run in another
+    order (:func:`~nx_gsm.engines.cpu.other_order`): ``stages["count_order"]`` names the
+    order the CPU engine's count runs in.
+
     ``search=True`` also runs the count on one CPU thread and adds ``search``: the matches,
     the search tree's partial matches per depth (``nodes``; the last depth's are the
     matches), ``calls`` (the partial matches extended, Sun & Luo's "call count") and
@@ -670,7 +674,7 @@ def explain(G, H, *, induced=False, engine="auto", limit=None, collect=False, se
     from .engines import available_engines
     from .engines.auto import choose, probe, skip_probe
     from .engines.registry import capabilities_of, engines_with
-    from .engines.cpu import plan_arrays, search_tree
+    from .engines.cpu import other_order, plan_arrays, search_tree
     from .plan.cost import estimate
     from .plan.space import build_space
 
@@ -691,6 +695,13 @@ def explain(G, H, *, induced=False, engine="auto", limit=None, collect=False, se
         P = plan_arrays(plan)  # (reads the space kept on the plan)
         probed = probe(P, plan.k)[0]
         seconds["space"], seconds["probe"] = t1 - t0, time.perf_counter() - t1
+    counted = plan
+    if probed is None and not plan.empty and plan.k and not on_device and not collect:
+        t0 = time.perf_counter()
+        better = other_order(plan, plan_arrays(plan))
+        seconds["count_order"] = time.perf_counter() - t0
+        counted = plan if better is None else better[0]
+    stages["count_order"] = counted.stages.get("order")
     if engine in (None, "auto"):
         from .engines.gpu.device import memory_budget
 
@@ -723,7 +734,7 @@ def explain(G, H, *, induced=False, engine="auto", limit=None, collect=False, se
     }
     if search and not on_device:
         t0 = time.perf_counter()
-        got = search_tree(plan)
+        got = search_tree(counted)
         out["search"] = {"matches": got["matches"], "nodes": got["nodes"],
                          "calls": got["calls"], "seconds": time.perf_counter() - t0}
     return out

@@ -82,3 +82,21 @@ def test_a_count_keeps_the_default_order_where_the_estimate_is_near(monkeypatch)
     assert engine.other_order(plan, plan_arrays(plan)) is None
     want = sum(1 for _ in iso.GraphMatcher(G, H).subgraph_monomorphisms_iter())
     assert CpuEngine().count(plan) == want
+
+
+def test_explain_names_the_order_the_count_runs_in(monkeypatch):
+    import nx_gsm
+    from nx_gsm.engines import auto
+
+    G, H = _case(0)  # (labelled: GraphQL's order differs from the default here)
+    kw = {"engine": "cpu", "node_match": iso.categorical_node_match("l", None)}
+    # a search the probe finishes keeps the planner's order
+    assert nx_gsm.explain(G, H, **kw)["stages"]["count_order"] == "greedy"
+    monkeypatch.setattr(auto, "PROBE_STEPS", 1)
+    monkeypatch.setattr(auto, "PROBE_MAX", 1)
+    monkeypatch.setattr(engine, "_ORDER_MIN_TREE", 0.0)
+    monkeypatch.setattr(engine, "_ORDER_GAIN", 0.0)
+    e = nx_gsm.explain(G, H, search=True, **kw)
+    assert e["stages"]["order"] == "greedy" and e["stages"]["count_order"] == "gql"
+    assert e["search"]["matches"] == len(_vf2(G, H, "mono"))
+    assert nx_gsm.explain(G, H, order="greedy", **kw)["stages"]["count_order"] == "greedy"
