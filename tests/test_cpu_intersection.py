@@ -174,3 +174,30 @@ def test_multiword_bit_rows_count_exactly(mode, monkeypatch):
     plan, _, _ = prepare(G, H, mode)
     assert not plan_arrays(plan)[27].any()
     assert CpuEngine().count(plan) == want
+
+
+def test_bit_rows_keep_lists_where_rows_outweigh_them():
+    """A depth whose few candidates are reached from many driving candidates through short
+    (here mostly empty) lists keeps its lists (the rows would take a word per driving
+    candidate), and counts the same."""
+    from nx_gsm.engines.cpu.kernels import BIT_SLACK
+    from nx_gsm.plan.planner import reorder
+
+    n = BIT_SLACK + 2000
+    G = nx.cycle_graph(n)  # nodes labelled "b" in a long cycle, one "a" touching three of them
+    nx.set_node_attributes(G, "b", "l")
+    G.add_node("x", l="a")
+    G.add_edges_from([("x", 0), ("x", 1), ("x", 2)])
+    H = nx.Graph([(0, 1), (1, 2), (2, 0)])
+    nx.set_node_attributes(H, {0: "b", 1: "b", 2: "a"}, "l")
+    nm = iso.categorical_node_match("l", None)
+    # (the label-and-degree filter: arc consistency would leave only the b's beside the a)
+    plan, _, _ = prepare(G, H, "mono", node_match=nm, filter="ldf")
+    plan = reorder(plan, np.array([0, 1, 2], dtype=np.int32))  # the "a" node last: two drivers
+    cs = build_space(plan)
+    assert np.diff(plan.drv_ptr)[2] == 2 and cs.cand_off[3] - cs.cand_off[2] == 1
+    bw_n, _, bw = bit_rows(plan.order, plan.drv_ptr, plan.drv_j, cs.row_off, cs.ptr, cs.val,
+                           cs.cidx, cs.cand_off, BIT_WORDS)
+    assert not bw_n.any() and bw.size == 0
+    want = sum(1 for _ in iso.GraphMatcher(G, H, node_match=nm).subgraph_monomorphisms_iter())
+    assert CpuEngine().count(plan) == want == 4  # triangles 0-1-x and 1-2-x, both ways

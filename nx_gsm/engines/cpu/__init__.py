@@ -8,5 +8,5 @@ from .engine import (CpuEngine, check_chunk, check_prefixes, count_probe, other_
 from .kernels import WIDE_ROWS, expand, expand_small, expand_wide, host_levels
 
 __all__ = ["CpuEngine", "check_chunk", "check_prefixes", "count_probe", "other_order",
-           "plan_arrays", "search_tree", "trivial_answer", "trivial_rows", "expand", "expand_small", "expand_wide",
-           "host_levels", "WIDE_ROWS"]
+           "plan_arrays", "search_tree", "trivial_answer", "trivial_rows", "expand", "expand_small",
+           "expand_wide", "host_levels", "WIDE_ROWS"]

@@ -35,7 +35,7 @@ from .kernels import (BIT_WORDS, DONE, NOT_STARTED, SLICE_STEPS, STACK_ROWS, bit
                       buffer_starts, run_search, tree_estimate, used_array)
 
 __all__ = ["CpuEngine", "check_chunk", "check_prefixes", "trivial_answer", "trivial_rows",
-           "plan_arrays", "count_probe", "search_tree"]
+           "plan_arrays", "count_probe", "other_order", "search_tree"]
 
 # resumable slots per thread in the counting window, and candidates a thread examines per round
 # between two scheduling points. prange gives each thread a fixed block of slots, so a round's

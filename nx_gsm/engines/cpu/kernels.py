@@ -305,12 +305,17 @@ def buffer_starts(drv_ptr, row_off, sptr):
 
 # the most 64-bit words a depth's bit rows may take (candidates / 64, rounded up)
 BIT_WORDS = 8
+# a depth's bit rows may take at most this many words per list entry they stand for (plus
+# BIT_SLACK): a driving node with many candidates and short lists keeps its lists
+BIT_PER_ENTRY = 2
+BIT_SLACK = 1 << 12
 
 
 @njit(cache=True)
 def bit_rows(order, drv_ptr, drv_j, row_off, sptr, sval, cidx, cand_off, max_words):
     """The candidate space's lists again as bit rows, for the depths with two drivers or more
-    whose pattern node has at most ``64 * max_words`` candidates: bit c of a row is the
+    whose pattern node has at most ``64 * max_words`` candidates and whose rows take at most
+    :data:`BIT_PER_ENTRY` words per list entry (plus :data:`BIT_SLACK`): bit c of a row is the
     node's c-th candidate. An intersection is then one AND per word and driver, not a merge of
     lists (the merge was a third of the search's time on yeast). Returns the words per depth
     (0: the depth merges lists), where each driver slot's rows start (one row per candidate
@@ -326,6 +331,14 @@ def bit_rows(order, drv_ptr, drv_j, row_off, sptr, sval, cidx, cand_off, max_wor
         u = order[d]
         nw = (cand_off[u + 1] - cand_off[u] + 63) >> 6
         if nw > max_words:
+            continue
+        words = 0
+        entries = 0
+        for t in range(drv_ptr[d], drv_ptr[d + 1]):
+            end = row_off[t + 1] if t + 1 < row_off.size else n_rows
+            words += (end - row_off[t]) * nw
+            entries += sptr[end] - sptr[row_off[t]]
+        if words > BIT_PER_ENTRY * entries + BIT_SLACK:
             continue
         bw_n[d] = nw
         for t in range(drv_ptr[d], drv_ptr[d + 1]):
