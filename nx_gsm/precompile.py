@@ -145,16 +145,22 @@ def _plans():
 
 def _step_probe():
     """The planner's probe (``engine="auto"`` runs it when a GPU engine is usable), the bounded
-    count and the candidate-space size the GPU engines ask for, and the prefix tasks of the
-    distributed counts and of the GPU engines' hand-over to the CPU."""
+    count and the candidate-space size the GPU engines ask for, the prefix tasks of the
+    distributed counts and of the GPU engines' hand-over to the CPU, and every order with the
+    tree estimate a long count weighs them by (tiny searches never reach it)."""
     from .distributed import split_prefixes
     from .engines.auto import probe
     from .engines.cpu import CpuEngine, count_probe, plan_arrays
+    from .engines.cpu.kernels import tree_estimate
+    from .plan.order import ORDERS, matching_order
     from .plan.space import space_visits
 
     eng = CpuEngine()
     for plan in _plans():
         P = plan_arrays(plan)
+        for name in ORDERS:
+            matching_order(plan.H, plan.cand.sum(axis=1), name)
+        tree_estimate(P, 4, 1)
         probe(P, plan.k, False)
         probe(P, plan.k, True)
         count_probe(plan, 1 << 10)
