@@ -183,8 +183,7 @@ def main(argv=None):
                  quick=args.quick, labels=args.labels, seed=args.seed, patterns=args.patterns,
                  datasets=args.datasets, mem_limit_gb=args.mem_limit_gb, out=args.out,
                  progress=not args.no_progress,
-                 argv=[portable(a) if a.startswith("/") else a
-                       for a in (sys.argv if argv is None else argv)])
+                 argv=[portable(a) for a in (sys.argv if argv is None else argv)])
     text = markdown(record, per_query=not args.no_per_query)
     if args.markdown:
         with atomic_open(args.markdown, "w", encoding="utf-8") as fh:

@@ -686,7 +686,7 @@ def explain(G, H, *, induced=False, engine="auto", limit=None, collect=False, se
     seconds = stages.setdefault("seconds", {})
     avail = {e: why for e, why in available_engines().items() if not capabilities_of(e).delta}
     gpu = [e for e in engines_with(device=True, delta=False) if avail.get(e) is None]
-    space, probed = None, None
+    space, probed, P = None, None, None
     on_device = getattr(plan.G, "on_device", False)
     if not plan.empty and plan.k and not on_device and not (gpu and skip_probe(plan)):
         t0 = time.perf_counter()
@@ -698,7 +698,7 @@ def explain(G, H, *, induced=False, engine="auto", limit=None, collect=False, se
     counted = plan
     if probed is None and not plan.empty and plan.k and not on_device and not collect:
         t0 = time.perf_counter()
-        better = other_order(plan, plan_arrays(plan))
+        better = other_order(plan, plan_arrays(plan) if P is None else P)
         seconds["count_order"] = time.perf_counter() - t0
         counted = plan if better is None else better[0]
     stages["count_order"] = counted.stages.get("order")

@@ -159,7 +159,7 @@ def _step_probe():
     for plan in _plans():
         P = plan_arrays(plan)
         for name in ORDERS:
-            matching_order(plan.H, plan.cand.sum(axis=1), name)
+            matching_order(plan.H, plan.candidate_counts(), name)
         tree_estimate(P, 4, 1)
         probe(P, plan.k, False)
         probe(P, plan.k, True)

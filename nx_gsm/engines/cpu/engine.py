@@ -192,7 +192,7 @@ def other_order(plan, P):
     here = tree_estimate(P, _DIVES, 1)
     if here < _ORDER_MIN_TREE:
         return None
-    order = matching_order(plan.H, plan.cand.sum(axis=1), _OTHER_ORDER)
+    order = matching_order(plan.H, plan.candidate_counts(), _OTHER_ORDER)
     if np.array_equal(order, plan.order):
         return None
     alt = reorder(plan, order)
