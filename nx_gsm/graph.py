@@ -98,6 +98,10 @@ class GsmGraph:
         self.loop_data = loop_data if loop_data is not None else {}
         self.graph = dict(graph_attrs or {})
         self.__networkx_cache__ = {}
+        # True where node_data's dicts were made for this graph alone (from_networkx's
+        # node_attrs, the file readers): nothing else can edit them, so the values of a label
+        # attribute are checked once and kept (api.label_values)
+        self.owns_node_data = False
         self._key_to_id = None
         self._max_degree = None
 

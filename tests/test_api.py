@@ -301,3 +301,39 @@ def test_kept_label_classes_stay_out_of_pickles():
     g2 = pickle.loads(pickle.dumps(g))
     assert g2.__networkx_cache__ == {} and g.__networkx_cache__
     assert nx_gsm.count_subgraph_monomorphisms(g2, H, node_label="c") == n
+
+
+def test_node_label_values_kept_only_where_the_graph_owns_its_dicts():
+    """from_networkx(node_attrs=...) and the file readers make the node dicts for the graph
+    alone, so a label's checked values are kept beside it (and left out of pickles); a
+    conversion that references the NetworkX graph's dicts keeps nothing and sees edits."""
+    import pickle
+
+    from nx_gsm.interop.networkx import as_gsm
+
+    G = nx.cycle_graph(12)
+    nx.set_node_attributes(G, {v: v % 3 for v in G}, "c")
+    H = nx.path_graph(3)
+    nx.set_node_attributes(H, {0: 0, 1: 1, 2: 2}, "c")
+    want = sum(1 for _ in iso.GraphMatcher(
+        G, H, node_match=iso.categorical_node_match("c", None)).subgraph_monomorphisms_iter())
+    owned = nx_gsm.from_networkx(G, node_attrs=["c"])
+    assert owned.owns_node_data
+    for _ in range(2):
+        assert nx_gsm.count_subgraph_monomorphisms(owned, H, node_label="c") == want
+    assert owned.__networkx_cache__["nx_gsm_node_labels"]["c"] == [v % 3 for v in range(12)]
+    assert pickle.loads(pickle.dumps(owned)).__networkx_cache__ == {}
+    with pytest.raises(nx.NetworkXError, match="no attribute 'w'"):
+        nx_gsm.count_subgraph_monomorphisms(owned, H, node_label="w")  # not kept: asked again
+    with pytest.raises(nx.NetworkXError, match="no attribute 'w'"):
+        nx_gsm.count_subgraph_monomorphisms(owned, H, node_label="w")
+
+    shared = as_gsm(G)
+    assert not shared.owns_node_data and not nx_gsm.from_networkx(G).owns_node_data
+    assert nx_gsm.count_subgraph_monomorphisms(shared, H, node_label="c") == want
+    G.nodes[0]["c"] = 7  # an edit the shared conversion sees
+    want2 = sum(1 for _ in iso.GraphMatcher(
+        G, H, node_match=iso.categorical_node_match("c", None)).subgraph_monomorphisms_iter())
+    assert want2 != want
+    assert nx_gsm.count_subgraph_monomorphisms(shared, H, node_label="c") == want2
+    assert "nx_gsm_node_labels" not in shared.__networkx_cache__

@@ -234,9 +234,11 @@ def _gsm(keys, s, d, directed, node_data, edge_data):
     data = np.empty(len(edge_data), dtype=object)
     data[:] = edge_data
     kw = in_csr(n, src, dst, mult) if directed else {}
-    return GsmGraph(indptr=indptr, indices=dst, mult=mult, loops=loops, node_keys=keys,
-                    directed=directed, node_data=node_data, edge_data=data[rows].tolist(),
-                    loop_data=loop_data, **kw)
+    g = GsmGraph(indptr=indptr, indices=dst, mult=mult, loops=loops, node_keys=keys,
+                 directed=directed, node_data=node_data, edge_data=data[rows].tolist(),
+                 loop_data=loop_data, **kw)
+    g.owns_node_data = True
+    return g
 
 
 def _edgelist_graph(pd, cols, directed, as_gsm):

@@ -167,7 +167,9 @@ def from_csr(indptr, indices, *, directed=False, node_keys=None, node_labels=Non
     node_data = None
     if node_labels is not None:
         node_data = [{"label": x} for x in _to_host_array(node_labels).tolist()]
-    return GsmGraph.from_edges(keys, src, dst, directed=directed, node_data=node_data)
+    g = GsmGraph.from_edges(keys, src, dst, directed=directed, node_data=node_data)
+    g.owns_node_data = True
+    return g
 
 
 def _one_triangle(src, dst, n):
@@ -228,5 +230,7 @@ def from_nx_cugraph(G):
             present = _to_host_array(mask).tolist() if mask is not None else [True] * n
             cols[a] = (host, present)
         node_data = [{a: v[i] for a, (v, p) in cols.items() if p[i]} for i in range(n)]
-    return GsmGraph.from_edges(keys, src, dst, directed=directed,
-                               multigraph=G.is_multigraph(), node_data=node_data)
+    g = GsmGraph.from_edges(keys, src, dst, directed=directed,
+                            multigraph=G.is_multigraph(), node_data=node_data)
+    g.owns_node_data = True
+    return g

@@ -32,7 +32,10 @@ def from_networkx(
     G : networkx.Graph, DiGraph, MultiGraph or MultiDiGraph
     node_attrs, edge_attrs : iterable of str, optional
         Keep only these attributes (NetworkX's dispatcher passes a dict of name -> default; the
-        defaults are applied at match time, so only the names matter here).
+        defaults are applied at match time, so only the names matter here). The graph then
+        holds its own copies of those attributes, so the values of a label attribute are
+        checked once and kept for later calls (``owns_node_data``); without ``node_attrs`` it
+        references ``G``'s dicts and reads them on every call, seeing in-place edits.
     preserve_node_attrs, preserve_edge_attrs : bool
         Keep every attribute (the objects ``node_match``/``edge_match`` receive). Ignored when the
         corresponding ``*_attrs`` is given. With both False/None no attributes are stored.
@@ -103,7 +106,7 @@ def from_networkx(
     else:
         node_data = None
     kw = in_csr(n, src[order], indices, mult) if directed else {}
-    return GsmGraph(
+    g = GsmGraph(
         indptr=indptr,
         indices=indices,
         mult=mult,
@@ -117,6 +120,8 @@ def from_networkx(
         graph_attrs=G.graph if preserve_graph_attrs else None,
         **kw,
     )
+    g.owns_node_data = node_attrs is not None  # (picked copies, not G's dicts)
+    return g
 
 
 def to_networkx(g):

@@ -223,7 +223,7 @@ def _key_classes(keys, kept, tag):
     got = kept.get(tag) if kept is not None else None
     if got is not None:
         try:
-            if got[0] == keys:
+            if got[0] is keys or got[0] == keys:
                 return got[1:]
         except (TypeError, ValueError):  # (a new value that does not compare to a bool)
             pass
