@@ -26,7 +26,7 @@ import numpy as np
 from .engines import resolve_engine
 from .engines.base import UNLIMITED, Budget, Count, PartialCount
 from .interop.networkx import as_gsm, is_graph_like
-from .plan.labels import plain
+from .plan.labels import NODE_LABELS, plain
 from .plan.planner import check_stages, make_plan
 from .precompile import notice_first_compile
 
@@ -98,7 +98,7 @@ def _node_label_values(fn_name, x, attr, what):
     """:func:`_strict_label` of ``x``'s nodes. A graph that owns its node dicts
     (``GsmGraph.owns_node_data``) keeps the checked values beside it: no one else holds those
     dicts, and reading 3,112 of them again took ~150 us of a light query's ~1 ms on yeast."""
-    kept = x.__networkx_cache__.setdefault("nx_gsm_node_labels", {}) \
+    kept = x.__networkx_cache__.setdefault(NODE_LABELS, {}) \
         if getattr(x, "owns_node_data", False) else None
     try:
         return kept[attr]

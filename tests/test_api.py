@@ -337,3 +337,39 @@ def test_node_label_values_kept_only_where_the_graph_owns_its_dicts():
     assert want2 != want
     assert nx_gsm.count_subgraph_monomorphisms(shared, H, node_label="c") == want2
     assert "nx_gsm_node_labels" not in shared.__networkx_cache__
+
+
+def test_conversions_that_own_their_dicts_index_labels_up_front():
+    """A graph that owns its node dicts has a label's values and classes worked out when it is
+    converted (the first query then reuses them); an attribute some node lacks, or with values
+    that are not plain, is left to the call, which names the node."""
+    from nx_gsm.plan.labels import NODE_CLASSES, NODE_LABELS
+
+    G = nx.cycle_graph(9)
+    nx.set_node_attributes(G, {v: "abc"[v % 3] for v in G}, "c")
+    nx.set_node_attributes(G, {v: [v] for v in G}, "u")  # unhashable
+    nx.set_node_attributes(G, {v: v for v in range(8)}, "part")  # node 8 lacks it
+    g = nx_gsm.from_networkx(G, node_attrs=["c", "u", "part"])
+    kept = g.__networkx_cache__
+    assert kept[NODE_LABELS] == {"c": ["abc"[v % 3] for v in range(9)]}
+    (classes,) = kept[NODE_CLASSES].values()
+    assert classes[0] is kept[NODE_LABELS]["c"] and classes[2].tolist() == [0, 1, 2] * 3
+    H = nx.path_graph(2)
+    nx.set_node_attributes(H, {0: "a", 1: "b"}, "c")
+    want = sum(1 for _ in iso.GraphMatcher(
+        G, H, node_match=iso.categorical_node_match("c", None)).subgraph_monomorphisms_iter())
+    assert nx_gsm.count_subgraph_monomorphisms(g, H, node_label="c") == want == 3
+    assert len(kept[NODE_CLASSES]) == 1  # the query found the classes it would have made
+    with pytest.raises(nx.NetworkXError, match="node 8 has no attribute 'part'"):
+        nx_gsm.count_subgraph_monomorphisms(g, H, node_label="part")
+    with pytest.raises(TypeError, match="unhashable 'u'"):
+        nx_gsm.count_subgraph_monomorphisms(g, H, node_label="u")
+    import numpy as np
+
+    # the array conversions index their "label" the same way
+    rows = [sorted({(v - 1) % 9, (v + 1) % 9}) for v in range(9)]  # the cycle, both directions
+    c = nx_gsm.from_csr(np.arange(0, 19, 2), np.array(rows).ravel(),
+                        node_labels=np.array(list("abc" * 3)))
+    assert c.__networkx_cache__[NODE_LABELS]["label"] == list("abc" * 3)
+    nx.set_node_attributes(H, {0: "a", 1: "b"}, "label")
+    assert nx_gsm.count_subgraph_monomorphisms(c, H, node_label="label") == 3

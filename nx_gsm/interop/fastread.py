@@ -30,6 +30,7 @@ import networkx as nx
 import numpy as np
 
 from ..graph import GsmGraph, in_csr
+from ..plan.labels import index_node_labels
 
 __all__ = ["FAST_MIN_BYTES", "read_csv", "read_edgelist"]
 
@@ -238,6 +239,7 @@ def _gsm(keys, s, d, directed, node_data, edge_data):
                  directed=directed, node_data=node_data, edge_data=data[rows].tolist(),
                  loop_data=loop_data, **kw)
     g.owns_node_data = True
+    index_node_labels(g, node_data[0] if node_data else ())
     return g
 
 

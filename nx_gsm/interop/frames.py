@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..graph import GsmGraph, csr_sources
+from ..plan.labels import index_node_labels
 
 __all__ = ["from_edgelist", "from_csr", "from_cugraph", "from_nx_cugraph"]
 
@@ -169,6 +170,7 @@ def from_csr(indptr, indices, *, directed=False, node_keys=None, node_labels=Non
         node_data = [{"label": x} for x in _to_host_array(node_labels).tolist()]
     g = GsmGraph.from_edges(keys, src, dst, directed=directed, node_data=node_data)
     g.owns_node_data = True
+    index_node_labels(g, ["label"])
     return g
 
 
@@ -233,4 +235,5 @@ def from_nx_cugraph(G):
     g = GsmGraph.from_edges(keys, src, dst, directed=directed,
                             multigraph=G.is_multigraph(), node_data=node_data)
     g.owns_node_data = True
+    index_node_labels(g, getattr(G, "node_values", None) or ())
     return g

@@ -8,6 +8,7 @@ import networkx as nx
 import numpy as np
 
 from ..graph import GsmGraph, in_csr
+from ..plan.labels import index_node_labels
 
 __all__ = ["from_networkx", "to_networkx", "as_gsm"]
 
@@ -121,6 +122,8 @@ def from_networkx(
         **kw,
     )
     g.owns_node_data = node_attrs is not None  # (picked copies, not G's dicts)
+    if g.owns_node_data:
+        index_node_labels(g, attrs)
     return g
 
 

@@ -26,7 +26,7 @@ from numba import njit
 
 from .. import kernel_cache  # noqa: F401  (sets Numba's cache folder before @njit runs)
 from . import filter as _filter
-from .labels import compat_table, value_table
+from .labels import NODE_CLASSES, compat_table, value_table
 from .order import DEFAULT_ORDER, ORDERS, matching_order
 
 __all__ = ["MatchPlan", "make_plan", "reorder", "MODES", "FILTERS", "DEFAULT_FILTER", "ORDERS",
@@ -101,7 +101,7 @@ def _node_tables(G, H, node_match, node_label, default_label, data_keys=None, al
     # the data graph's classes are kept beside it for the next pattern (checked against the
     # current attribute values each time, so in-place edits are seen)
     cache = getattr(G, "__networkx_cache__", None)
-    kept = cache.setdefault("nx_gsm_node_classes", {}) if isinstance(cache, dict) else None
+    kept = cache.setdefault(NODE_CLASSES, {}) if isinstance(cache, dict) else None
     return compat_table(node_match, G.node_data, H.node_data, kept, data_keys, allowed)
 
 
