@@ -260,15 +260,19 @@ def _chain_pair(n, k):
 
 def _step_gmatch_depths():
     """gmatch at each stack depth (patterns of 5, 12 and 20 nodes: its 8-, 16- and 32-level
-    kernels) with every level on the device: a count's fused kernel; the BFS level kernel
-    and the DFS, counting and writing rows."""
+    kernels) with every level on the device: a count's fused kernel; the BFS level kernel;
+    and the DFS after one device level, counting and writing rows. (On a chain this small
+    the BFS runs to the last depth and never hands over to the DFS unless told to; the DFS's
+    signature then reached warmup's variant step from no launch at all.)"""
     import nx_gsm
 
     from .engines.gpu.gmatch import GMatchEngine
 
+    engines = (GMatchEngine(host_rows=0), GMatchEngine(host_rows=0, fused=False),
+               GMatchEngine(host_rows=0, fused=False, bfs_levels=1))
     for k in (5, 12, 20):
         G, H = _chain_pair(240, k)
-        for eng in (GMatchEngine(host_rows=0), GMatchEngine(host_rows=0, fused=False)):
+        for eng in engines:
             nx_gsm.count_subgraph_monomorphisms(G, H, engine=eng, node_label="label")
             sum(1 for _ in nx_gsm.subgraph_monomorphisms(G, H, engine=eng, node_label="label"))
 
