@@ -34,8 +34,9 @@ def from_networkx(
     node_attrs, edge_attrs : iterable of str, optional
         Keep only these attributes (NetworkX's dispatcher passes a dict of name -> default; the
         defaults are applied at match time, so only the names matter here). The graph then
-        holds its own copies of those attributes, so the values of a label attribute are
-        checked once and kept for later calls (``owns_node_data``); without ``node_attrs`` it
+        holds its own copies of those attributes (``owns_node_data``), so each attribute whose
+        values are plain (ints, strings, ...) on every node is checked and grouped into label
+        classes here, once, for every later ``node_label=`` call; without ``node_attrs`` it
         references ``G``'s dicts and reads them on every call, seeing in-place edits.
     preserve_node_attrs, preserve_edge_attrs : bool
         Keep every attribute (the objects ``node_match``/``edge_match`` receive). Ignored when the
