@@ -26,7 +26,7 @@ import numpy as np
 from .engines import resolve_engine
 from .engines.base import UNLIMITED, Budget, Count, PartialCount
 from .interop.networkx import as_gsm, is_graph_like
-from .plan.labels import NODE_LABELS, plain
+from .plan.labels import NODE_LABELS, plain_values
 from .plan.planner import check_stages, make_plan
 from .precompile import notice_first_compile
 
@@ -75,13 +75,9 @@ def _strict_label(fn_name, items, names, attr, what):
     values (the planner's label keys: reading them again was ~60 us on yeast's 3,112 nodes)
     when they are plain (:func:`~nx_gsm.plan.labels.plain`, which implies hashable: the
     planner then groups them without checking again), else None."""
-    try:  # all present: one pass in C (the loop below is ~3x slower)
-        values = [d[attr] for d in items]
-    except KeyError:
-        values = None
-    else:
-        if plain(values):
-            return values
+    values = plain_values(items, attr)  # one pass in C: the loop below is ~3x slower
+    if values is not None:
+        return values
     for d, name in zip(items, names):
         if attr not in d:
             raise nx.NetworkXError(f"{fn_name}: {what} {name!r} has no attribute {attr!r}")

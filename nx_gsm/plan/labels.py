@@ -245,6 +245,27 @@ NODE_LABELS = "nx_gsm_node_labels"
 NODE_CLASSES = "nx_gsm_node_classes"
 
 
+def plain_values(items, attr):
+    """``attr``'s value on every item (one pass in C) when all carry it and the values are
+    :func:`plain`, else None (the caller then checks item by item and names the one at fault)."""
+    try:
+        values = [d[attr] for d in items]
+    except (KeyError, TypeError):
+        return None
+    return values if plain(values) else None
+
+
+def helper_tag(rec):
+    """The key under which :func:`_key_classes` keeps a recognised helper's classes; None where
+    the helper's defaults are unhashable (then nothing is kept)."""
+    tag = (rec[0], tuple(rec[1]))
+    try:
+        hash(tag)
+    except TypeError:
+        return None
+    return tag
+
+
 def index_node_labels(g, attrs):
     """Work out, at conversion, what a graph's first ``node_label=a`` call would otherwise do:
     for each attribute ``a`` in ``attrs`` that every node of ``g`` carries with a :func:`plain`
@@ -256,14 +277,10 @@ def index_node_labels(g, attrs):
         return
     cache = g.__networkx_cache__
     for a in attrs:
-        try:
-            values = [d[a] for d in g.node_data]
-            rec = recognise(_mh.categorical_node_match(a, None))
-            tag = (rec[0], tuple(rec[1]))
-            hash(tag)
-        except (KeyError, TypeError):
-            continue
-        if not plain(values):
+        values = plain_values(g.node_data, a)
+        tag = None if values is None else helper_tag(
+            recognise(_mh.categorical_node_match(a, None)))
+        if tag is None:
             continue
         cache.setdefault(NODE_LABELS, {})[a] = values
         _key_classes(values, cache.setdefault(NODE_CLASSES, {}), tag)
@@ -281,11 +298,9 @@ def _helper_table(match, rec, data_items, pattern_items, kept, data_keys):
         return None
     if not ((data_keys is not None or plain(keys)) and plain(pkeys)):
         return None
-    try:
-        tag = (rec[0], tuple(rec[1]))
-        hash(tag)
-    except TypeError:  # an unhashable default: not kept
-        tag, kept = None, None
+    tag = helper_tag(rec)
+    if tag is None:
+        kept = None
     lookup, dcls, first = _key_classes(keys, kept, tag)
     reps = [data_items[i] for i in first]
     ok = np.zeros((len(pattern_items), len(reps)), dtype=bool)
