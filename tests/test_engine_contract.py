@@ -90,13 +90,18 @@ def test_a_user_engine_object_runs_through_the_api_and_the_matcher():
     assert eng.calls == 2
 
 
-def test_an_engine_whose_package_is_missing_says_which(monkeypatch):
+def test_an_engine_whose_package_is_missing_says_which(monkeypatch, request):
     import importlib.util
+
+    from nx_gsm.engines import registry
+    from nx_gsm.engines.registry import available_engines
 
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec",
                         lambda name, *a: None if name == "pymetis" else real(name, *a))
-    from nx_gsm.engines.registry import available_engines
+    # what is installed is looked up once per process: forget it before and after
+    registry._installed.cache_clear()
+    request.addfinalizer(registry._installed.cache_clear)
 
     assert "pymetis is not installed" in available_engines()["partitioned"]
     with pytest.raises(RuntimeError, match="pymetis is not installed"):
