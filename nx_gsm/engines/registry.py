@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+import sys
 
 from .base import DeltaEngine, Engine
 from .catalog import NAMES, SPECS, capabilities_of, engine_class, engines_with
@@ -17,10 +18,17 @@ __all__ = ["NAMES", "SPECS", "capabilities_of", "engines_with", "available_engin
 
 
 @functools.cache
-def _installed(module):
+def _found(module):
     # a path search per call was ~0.2 ms of every light count (engine="auto" asks on each call);
     # a package installed while the process runs is seen by a new process
     return importlib.util.find_spec(module) is not None
+
+
+def _installed(module):
+    # an imported module, or one blocked by a None entry (Python's way to make it unimportable)
+    if module in sys.modules:
+        return sys.modules[module] is not None
+    return _found(module)
 
 
 def available_engines():
