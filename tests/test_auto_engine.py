@@ -92,19 +92,22 @@ def test_enumeration_goes_to_gmatch_unless_a_bfs_engine_wins():
 
 
 def test_search_the_probe_cannot_finish_leaves_the_cpu():
-    plan = _plan(nx.complete_graph(60), nx.path_graph(3))  # 205,320 matches: past PROBE_MAX
+    # 1.2e7 matches, ~4e5 steps: past PROBE_MAX
+    plan = _plan(nx.complete_graph(60), nx.path_graph(4))
     eng, calls = _auto()
-    assert eng.count(plan) == 60 * 59 * 58 and calls == [("gmatch", "count", None)]
+    assert eng.count(plan) == 60 * 59 * 58 * 57 and calls == [("gmatch", "count", None)]
 
 
 def test_probe_goes_on_while_its_progress_projects_a_small_search(monkeypatch):
     from nx_gsm.engines import auto
 
-    plan = _plan(nx.complete_graph(25), nx.path_graph(3))  # ~1.4e4 steps: past PROBE_STEPS
+    # ~1e4 steps (its centre, then per centre the last leaf's list once and a step per
+    # middle leaf): past PROBE_STEPS
+    plan = _plan(nx.complete_graph(70), nx.path_graph(3))
     P = auto.plan_arrays(plan)
-    assert auto.probe(P, 3) == (25 * 24 * 23, None)
+    assert auto.probe(P, 3) == (70 * 69 * 68, None)
     eng, calls = _auto()
-    assert eng.count(plan) == 25 * 24 * 23 and calls == []
+    assert eng.count(plan) == 70 * 69 * 68 and calls == []
     monkeypatch.setattr(auto, "PROBE_MAX", auto.PROBE_STEPS)
     assert auto.probe(P, 3) == (None, None)
     # a projection that stays small (share done stuck at 1/4) stops at PROBE_MAX: 2^11, 2^11,
@@ -116,7 +119,7 @@ def test_probe_goes_on_while_its_progress_projects_a_small_search(monkeypatch):
         steps.append(a[-1])
         return real(*a)
 
-    big = auto.plan_arrays(_plan(nx.complete_graph(80), nx.path_graph(3)))
+    big = auto.plan_arrays(_plan(nx.complete_graph(100), nx.path_graph(3)))  # ~2e4 steps
     monkeypatch.setattr(auto, "run_search", counting)
     monkeypatch.setattr(auto, "done_fraction", lambda stk, d: 0.25)
     assert auto.probe(big, 3) == (None, None) and steps == [2048, 2048, 4096, 8192]

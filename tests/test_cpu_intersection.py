@@ -201,3 +201,81 @@ def test_bit_rows_keep_lists_where_rows_outweigh_them():
     assert not bw_n.any() and bw.size == 0
     want = sum(1 for _ in iso.GraphMatcher(G, H, node_match=nm).subgraph_monomorphisms_iter())
     assert CpuEngine().count(plan) == want == 4  # triangles 0-1-x and 1-2-x, both ways
+
+
+# patterns whose last depth reaches each of the search's count shortcuts (kernels.search, at
+# depth k-2): every driver above depth k-2 (a star's last leaf hangs on its centre), one driver
+# at depth k-2 (a path), two drivers with depth k-2 one of them (a cycle), three or more (a
+# clique: bit rows where the candidates fit them)
+_SHAPES = {"star4": nx.star_graph(4), "path5": nx.path_graph(5), "cycle5": nx.cycle_graph(5),
+           "k4": nx.complete_graph(4), "k5": nx.complete_graph(5),
+           "tadpole": nx.Graph([(0, 1), (1, 2), (2, 0), (2, 3), (3, 4), (4, 1)])}
+
+
+def _last_depth_kind(P):
+    """Which count shortcut a plan's last depth takes (kernels.search)."""
+    order, drv_ptr, drv_j, bw_n = P[0], P[10], P[11], P[27]
+    k = order.size
+    drivers = drv_j[drv_ptr[k - 1]:drv_ptr[k]]
+    if drivers.size == 0 or drivers.max() < k - 2:
+        return "above"
+    if drivers.size == 1:
+        return "one"
+    return "bits" if bw_n[k - 1] else "pair" if drivers.size == 2 else "open"
+
+
+def _shape_case(name, seed):
+    rng = random.Random(seed)
+    directed = seed % 2 == 1
+    G = nx.gnp_random_graph(24, 0.35, seed=seed, directed=directed)
+    H = _SHAPES[name]
+    if directed:
+        H = nx.DiGraph([(u, v) if rng.random() < 0.5 else (v, u) for u, v in H.edges])
+    for X in (G, H):
+        for v in X:
+            X.nodes[v]["l"] = rng.randrange(2)
+    return G, H
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("name", sorted(_SHAPES))
+@pytest.mark.parametrize("mode", ["mono", "induced"])
+def test_last_depth_counts_are_exact(name, seed, mode, bit_words):
+    """A count's last depth is counted from depth k-2 without being opened: from a list kept
+    while its drivers sit above (one binary search per candidate), its driver's list, two
+    lists' intersection or the bit rows' AND. Exact against VF2 whole, with limits (which stop
+    at exactly the limit) and paused after every few candidates."""
+    G, H = _shape_case(name, seed)
+    want = len(_vf2(G, H, mode))
+    plan, _, _ = prepare(G, H, mode, node_match=iso.categorical_node_match("l", None))
+    eng = CpuEngine()
+    assert eng.count(plan) == want
+    for limit in (1, want // 2 + 1, want + 1):
+        assert eng.count(plan, limit=limit) == min(limit, want)
+    if plan.empty or plan.k == 0:
+        return
+    P = plan_arrays(plan)
+    k = plan.k
+    for steps in (1, 3):
+        state = np.full(1, NOT_STARTED, dtype=np.int64)
+        m = np.empty(k, dtype=np.int32)
+        stk = np.empty((STACK_ROWS, k), dtype=np.int64)
+        used = used_array(plan.G.n, k)
+        total = 0
+        while state[0] != DONE:
+            total += int(search(P, 0, state, m, stk, used, np.empty((1, k), np.int32), 1 << 62,
+                                False, steps))
+            assert not used.any()
+        assert total == want, steps
+
+
+def test_the_shapes_reach_every_last_depth_shortcut(bit_words):
+    """The cases above reach each of the last depth's forms (bit rows only where they are on)."""
+    seen = set()
+    for name in _SHAPES:
+        for seed in range(4):
+            G, H = _shape_case(name, seed)
+            plan, _, _ = prepare(G, H, "mono", node_match=iso.categorical_node_match("l", None))
+            if not plan.empty and plan.k:
+                seen.add(_last_depth_kind(plan_arrays(plan)))
+    assert {"above", "one", "pair" if not bit_words else "bits"} <= seen, seen

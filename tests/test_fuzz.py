@@ -112,6 +112,9 @@ def test_huge_vertex_ids_are_rejected_cleanly(tmp_path):
 def test_no_recursion_needed_for_long_patterns():
     import sys
 
+    # compiling a kernel recurses (Numba's compiler, not the search): the wide-table variant
+    # that patterns of 255 nodes or more use is compiled first, at the usual limit
+    assert nx_gsm.count_subgraph_monomorphisms(nx.path_graph(300), nx.path_graph(260)) == 82
     limit = sys.getrecursionlimit()
     try:
         sys.setrecursionlimit(200)
