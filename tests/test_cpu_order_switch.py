@@ -27,6 +27,7 @@ def test_the_estimate_is_exact_where_every_walk_branches_alike():
 def always_switch(monkeypatch):
     """Every count past a one-step probe takes the other order where it differs."""
     monkeypatch.setattr(engine, "_PROBE_STEPS", 1)
+    monkeypatch.setattr(engine, "_ORDER_STEPS", 1)
     monkeypatch.setattr(engine, "_ORDER_MIN_TREE", 0.0)
     monkeypatch.setattr(engine, "_ORDER_GAIN", 0.0)
     seen = []
@@ -74,6 +75,7 @@ def test_a_named_order_is_kept(always_switch):
 
 def test_a_count_keeps_the_default_order_where_the_estimate_is_near(monkeypatch):
     monkeypatch.setattr(engine, "_PROBE_STEPS", 1)
+    monkeypatch.setattr(engine, "_ORDER_STEPS", 1)
     monkeypatch.setattr(engine, "_ORDER_MIN_TREE", 0.0)
     monkeypatch.setattr(engine, "_ORDER_GAIN", np.inf)
     G = nx.gnp_random_graph(40, 0.3, seed=2)
