@@ -45,17 +45,22 @@ def read_outcomes(path):
     return final, running
 
 
-def run_pytest(name, args, jobs, timeout, out_dir, env=None, log=print, marker="gpu"):
+def run_pytest(name, args, jobs, timeout, out_dir, env=None, log=print, marker="gpu",
+               part=(0, 1)):
     """``pytest -m MARKER ARGS`` as ``jobs`` parallel shares within ``timeout`` seconds; returns
-    counts, failures, per-file counts, per-share status and each test's recorded properties."""
+    counts, failures, per-file counts, per-share status and each test's recorded properties.
+    ``part=(p, q)``: the tests cut into ``jobs * q`` shares, of which this call runs every
+    ``q``-th from ``p`` (the rest in the calls for the other parts)."""
     t0 = time.perf_counter()
+    p, q = part
+    total = jobs * q
     procs = []
-    for i in range(jobs):
+    for i in range(p, total, q):
         outcomes = Path(out_dir) / f"{name}_{i}.jsonl"
         outcomes.unlink(missing_ok=True)
         out = open(Path(out_dir) / f"{name}_{i}.log", "w", encoding="utf-8")  # noqa: SIM115
         cmd = [sys.executable, "-m", "pytest", "-m", marker, "-q", "-rfEs", "-p",
-               "no:cacheprovider", f"--shard={i}/{jobs}", f"--outcomes={outcomes}", *args]
+               "no:cacheprovider", f"--shard={i}/{total}", f"--outcomes={outcomes}", *args]
         procs.append((subprocess.Popen(cmd, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT,
                                        env=dict(os.environ, **(env or {})),
                                        start_new_session=True), outcomes, out))
@@ -63,7 +68,7 @@ def run_pytest(name, args, jobs, timeout, out_dir, env=None, log=print, marker="
         time.sleep(0.5)
     res = {**dict.fromkeys(COUNTS, 0), "failures": [], "files": {}, "shards": {},
            "timed_out": [], "properties": {}}
-    for i, (proc, outcomes, out) in enumerate(procs):
+    for i, (proc, outcomes, out) in zip(range(p, total, q), procs):
         rc = proc.poll()
         if rc is None:
             os.killpg(proc.pid, 9)
@@ -94,15 +99,17 @@ def run_pytest(name, args, jobs, timeout, out_dir, env=None, log=print, marker="
     return res
 
 
-def phase_tests(rec, timeout, out_dir, jobs, gamma_cases, log=print):
-    """The card tests but conformance and the kernel cache's: ``rec["tests"]``."""
-    # GAMMA's random cases in as many blocks as processes (at least 20), dealt one by one
-    env = {"GAMMA_CASES": str(gamma_cases), "GAMMA_BLOCKS": str(max(20, jobs))}
+def phase_tests(rec, timeout, out_dir, jobs, gamma_cases, log=print, part=(0, 1)):
+    """The card tests but conformance and the kernel cache's: ``rec["tests"]``; with
+    ``part=(p, q)`` the ``p``-th of ``q`` parts (``"part": "p/q"``), one device call each when
+    all of them take longer than a call may run."""
+    # GAMMA's random cases in as many blocks as shares (at least 20), dealt one by one
+    env = {"GAMMA_CASES": str(gamma_cases), "GAMMA_BLOCKS": str(max(20, jobs * part[1]))}
     res = run_pytest("tests", ["tests", f"--ignore={CONFORMANCE}", f"--ignore={KERNEL_CACHE}"],
-                     jobs, timeout, out_dir, env, log)
+                     jobs, timeout, out_dir, env, log, part=part)
     res.pop("properties")
     res["failures"] = res["failures"][:50]
-    rec["tests"] = {**res, "gamma_cases": gamma_cases}
+    rec["tests"] = {**res, "gamma_cases": gamma_cases, "part": f"{part[0]}/{part[1]}"}
 
 
 def phase_cache(rec, timeout, out_dir, log=print, signatures_timeout=180.0):

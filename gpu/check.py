@@ -9,6 +9,8 @@ Phases (``--phases``, run in this order; ``--budget`` seconds in all, later phas
   ``--tests-jobs`` parallel processes, each a share of the tests (``--shard``, whole files
   together) writing its outcomes as they happen (``--outcomes``; both in ``tests/conftest.py``):
   a process past the phase's time is killed and named with the test it was in;
+  ``--tests-part P/Q`` runs the P-th of Q parts (the tests cut into ``jobs * Q`` shares), so
+  tests that take longer than one device call run over Q calls;
 * ``conformance``: ``pytest -m gpu tests/test_card_conformance.py``, the conformance suite on
   every GPU engine and gmatch's device paths, the same way;
 * ``cache``: ``tests/test_card_kernel_cache.py`` in one process (``--cache-timeout``): child
@@ -156,7 +158,7 @@ def plan(args, phases, left):
         ("warmup", lambda rec: suites.warmup(rec, _log)),
         ("tests", lambda rec: phase_tests(
             rec, min(args.tests_timeout, max(30.0, left() * share)), out, args.tests_jobs,
-            args.gamma_cases, _log)),
+            args.gamma_cases, _log, args.tests_part)),
         ("conformance", lambda rec: phase_conformance(
             rec, min(args.conformance_timeout, max(30.0, left() * 0.5)), out, args.tests_jobs,
             engines, args.conformance_cases, args.full_conformance, _log)),
@@ -202,6 +204,17 @@ def run_phases(rec, steps, phases, out_dir, left):
         _write(rec, out_dir)
 
 
+def _part(text):
+    p, _, q = text.partition("/")
+    try:
+        part = int(p), int(q)
+    except ValueError:
+        part = None
+    if part is None or not 0 <= part[0] < part[1]:
+        raise argparse.ArgumentTypeError(f"not P/Q with 0 <= P < Q: {text!r}")
+    return part
+
+
 def parse_args(argv=None):
     ap = argparse.ArgumentParser(prog="python -m gpu.check", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -211,6 +224,8 @@ def parse_args(argv=None):
     a("--out", default=os.environ.get("OUT", str(ROOT / "gpu" / "results")))
     a("--tests-timeout", type=float, default=150.0)
     a("--tests-jobs", type=int, default=8, help="parallel pytest processes (tests, conformance)")
+    a("--tests-part", type=_part, default=(0, 1), metavar="P/Q",
+      help="the P-th of Q parts of the tests phase (one device call each; from 0)")
     a("--cache-timeout", type=float, default=360.0, help="the kernel cache's tests (cache)")
     a("--signatures-timeout", type=float, default=180.0,
       help="gpu.signatures after a failed cache test (0: not run)")

@@ -92,6 +92,31 @@ def test_shares_run_in_parallel_and_a_killed_share_still_counts(tmp_path):
         "test_ok.py": 2, "test_bad.py": 0, "test_prop.py": 1}
 
 
+def test_a_part_runs_every_qth_share_of_the_whole_cut(tmp_path):
+    tests = tmp_path / "t"
+    tests.mkdir()
+    (tests / "conftest.py").write_text(PLUGIN)
+    for name in "abcdef":
+        (tests / f"test_{name}.py").write_text(f"def test_{name}():\n    pass\n")
+    seen = []
+    for p in range(3):
+        out = tmp_path / f"out{p}"
+        out.mkdir()
+        res = card_tests.run_pytest("t", [str(tests)], 2, 60.0, out, log=lambda *a: None,
+                                    marker="unit", part=(p, 3))
+        assert sorted(res["shards"]) == [p, p + 3] and res["rc"] == 0
+        seen += [Path(f).name for f in res["files"]]
+    # six files in six shares over three calls: each file once
+    assert sorted(seen) == [f"test_{n}.py" for n in "abcdef"]
+
+
+@pytest.mark.parametrize("bad", ["2/2", "x/3", "1", "-1/2"])
+def test_a_part_outside_its_count_is_refused(bad, capsys):
+    with pytest.raises(SystemExit):
+        check.parse_args(["--tests-part", bad])
+    assert "--tests-part" in capsys.readouterr().err
+
+
 def test_a_share_that_pytest_refuses_is_a_failure(tmp_path):
     res = card_tests.run_pytest("t", ["--no-such-option"], 1, 30.0, tmp_path,
                                 log=lambda *a: None)
@@ -152,15 +177,17 @@ def test_the_budget_is_shared_out_as_the_phases_start(monkeypatch):
     assert got == {"tests": 300.0}
 
 
-def _fake_run(name, args, jobs, timeout, out_dir, env=None, log=print, marker="gpu"):
+def _fake_run(name, args, jobs, timeout, out_dir, env=None, log=print, marker="gpu",
+              part=(0, 1)):
     """What ``run_pytest`` returns, per phase, as a card would."""
     base = {"passed": 0, "failed": 0, "errors": 0, "skipped": 0, "failures": [],
             "files": {}, "shards": {}, "timed_out": [], "properties": {}, "rc": 0,
             "seconds": 1.0}
     if name == "tests":
-        assert env["GAMMA_CASES"] == "50" and env["GAMMA_BLOCKS"] == "20"
+        assert env["GAMMA_CASES"] == "50" and env["GAMMA_BLOCKS"] == "24"
         assert args == ["tests", f"--ignore={card_tests.CONFORMANCE}",
                         f"--ignore={card_tests.KERNEL_CACHE}"] and jobs == 4
+        assert part == (1, 6)
         return {**base, "passed": 400, "failed": 1, "skipped": 2, "rc": 1,
                 "failures": ["tests/test_card_gsi.py::t: AssertionError"]}
     assert name == "conformance" and env["CONFORMANCE_FULL"] == "0"
@@ -189,6 +216,7 @@ def test_the_record_has_the_commit_date_counts_and_ratios(tmp_path, monkeypatch,
     monkeypatch.setattr(suites, "yeast",
                         lambda rec, *a: rec.update(yeast_gmatch={"matched": 9, "checked": 9}))
     assert check.main(["--phases", "tests,conformance,yeast,bench", "--tests-jobs", "4",
+                       "--tests-part", "1/6",
                        "--gamma-cases", "50", "--conformance-engines", "gsi,gmatch[dfs]",
                        "--out", str(tmp_path)]) == 0
     rec = json.loads((tmp_path / "gpu_check.json").read_text())
@@ -197,6 +225,7 @@ def test_the_record_has_the_commit_date_counts_and_ratios(tmp_path, monkeypatch,
     assert all(p["ok"] for p in rec["phases"].values())
     assert (rec["tests"]["passed"], rec["tests"]["failed"], rec["tests"]["gamma_cases"]) == (
         400, 1, 50)
+    assert rec["tests"]["part"] == "1/6"
     assert set(rec["conformance"]) == {"gsi", "gmatch[dfs]"}
     assert rec["engines"]["gsi"] == {
         "tests_passed": 400, "tests_failed": 1, "conformance_passed": 784,
