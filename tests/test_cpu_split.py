@@ -301,3 +301,35 @@ def test_rounds_grow_while_a_count_goes_on(force_split, monkeypatch):
     monkeypatch.setattr(cpu_engine, "launch", launch)
     numba.set_num_threads(1)
     assert got == CpuEngine().count(plan)
+
+
+def test_a_block_out_of_work_ends_the_round_for_the_others():
+    # two blocks: slot 0's task is done, so its block stops the round at once, and the other
+    # block, whose slice (32M steps) would finish its 25M-step task, stops after one piece of it
+    from nx_gsm.engines.cpu.kernels import DONE, NOT_STARTED, STACK_ROWS, used_array
+    from nx_gsm.engines.cpu.parallel import PIECES, run_slots
+
+    plan = _plan(nx.complete_graph(60), nx.path_graph(5))
+    P, k = cpu_engine.plan_arrays(plan), plan.k
+    full = 60 * 59 * 58 * 57 * 56
+    steps = 32 * 10**6
+
+    def one_round(blocks):
+        states = np.array([[DONE], [NOT_STARTED]], dtype=np.int64)
+        counts = np.zeros(2, dtype=np.int64)
+        stop = np.zeros(1, dtype=np.int64)
+        run_slots(P, np.array([0, 1]), np.zeros(2, dtype=np.int64), states,
+                  np.empty((2, k), dtype=np.int32), np.empty((2, STACK_ROWS, k), dtype=np.int64),
+                  used_array(plan.G.n, k, blocks), counts, stop, steps)
+        assert stop[0] == 1 and counts[0] == 0
+        return int(states[1, 0]), int(counts[1])
+
+    old = numba.get_num_threads()
+    numba.set_num_threads(2)
+    try:
+        state, got = one_round(2)
+    finally:
+        numba.set_num_threads(old)
+    assert state != DONE and 0 < got < full
+    # one block holds both slots: nothing stops it, and its slice finishes the task
+    assert PIECES > 1 and one_round(1) == (DONE, full)

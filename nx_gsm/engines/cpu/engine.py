@@ -307,6 +307,7 @@ class CpuEngine:
         pool_m = np.empty((split_below, k), dtype=np.int32)
         pool_hdr = np.empty((split_below, 4), dtype=np.int64)
         ctl = np.zeros(4, dtype=np.int64)
+        stop = np.zeros(1, dtype=np.int64)
         n_tasks = prefixes.shape[0]
         total = 0
         if seed is not None:
@@ -339,7 +340,7 @@ class CpuEngine:
                     steps = max(SLICE_STEPS // run.size, 1)
                 elif rounds and rounds % _ROUND_GROW_EVERY == 0:
                     steps = min(2 * steps, longest)
-                launch(run_slots, P, run, starts, states, ms, stks, useds, counts, steps)
+                launch(run_slots, P, run, starts, states, ms, stks, useds, counts, stop, steps)
                 rounds += 1
         except KeyboardInterrupt:
             # Ctrl-C lands between compiled rounds: what is counted so far is a lower bound

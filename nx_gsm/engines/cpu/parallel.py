@@ -15,11 +15,19 @@ from numba import njit, prange
 from ... import kernel_cache  # noqa: F401  (sets Numba's cache folder before @njit runs)
 from .kernels import CUR, DONE, FLG, FS, HI, KIND, LO, NOT_STARTED, search
 
+# a block's slots run in turns of a piece of their slice each, so a block that runs out of
+# work ends the round for all after at most one piece of the others
+PIECES = 8
+
+
 @njit(cache=True, parallel=True)
-def run_slots(P, run, starts, states, ms, stks, useds, counts, max_steps):
+def run_slots(P, run, starts, states, ms, stks, useds, counts, stop, max_steps):
     """One slice of every slot in ``run``: resume its task for up to ``max_steps`` steps. The
     slots run in contiguous blocks, one per row of ``useds`` (a thread's injectivity table,
-    see kernels.used_array)."""
+    see kernels.used_array), each block's slots in turns of ``max_steps // PIECES`` steps. The
+    first block to finish (its slots' slices spent or their tasks done) sets ``stop[0]``, and
+    the others stop after the piece they are in: a thread whose tasks end early would
+    otherwise wait idle for the rest of the round, while the tasks left could be split."""
     dummy = np.empty((1, 1), dtype=np.int32)
     big = np.iinfo(np.int64).max
     # prange gives each thread one contiguous block of the iterations (measured with the
@@ -27,12 +35,30 @@ def run_slots(P, run, starts, states, ms, stks, useds, counts, max_steps):
     # thread's block one row, which no other thread touches, and runs over the busy slots only
     # (a block of idle slots would leave its thread without work)
     blocks = min(useds.shape[0], run.size)
+    piece = max(max_steps // PIECES, 1)
+    stop[0] = 0
     for b in prange(blocks):
         used = useds[b]
-        for j in range(b * run.size // blocks, (b + 1) * run.size // blocks):
-            s = run[j]
-            counts[s] += search(P, starts[s], states[s], ms[s], stks[s], used, dummy, big,
-                                 False, max_steps)
+        lo = b * run.size // blocks
+        hi = (b + 1) * run.size // blocks
+        left = max_steps * (hi - lo)
+        # a block that finds stop set before its first turn still makes one: every round
+        # moves every block's tasks on
+        turns = 0
+        while left > 0 and (turns == 0 or stop[0] == 0):
+            active = 0
+            for j in range(lo, hi):
+                s = run[j]
+                if states[s][0] == DONE:
+                    continue
+                active += 1
+                counts[s] += search(P, starts[s], states[s], ms[s], stks[s], used, dummy, big,
+                                     False, piece)
+                left -= piece
+            turns += 1
+            if active == 0:
+                break
+        stop[0] = 1
 
 
 @njit(cache=True)
