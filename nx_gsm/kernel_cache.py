@@ -7,9 +7,15 @@ that get loaded, so they must live where only their owner writes. Every module t
 ``cache=True`` imports this module first: importing it points Numba at :func:`cache_dir`.
 
 The folder is ``$NX_GSM_CACHE_DIR`` when set, else the platform's user cache folder
-(``~/.cache/nx-gsm`` on Linux, via platformdirs). A ``NUMBA_CACHE_DIR`` the user set is respected.
-Numba keys each CPU entry by its source file's path, size and modification time, so entries of
-another install or an older source are never loaded.
+(``~/.cache/nx-gsm`` on Linux, via platformdirs); a ``NUMBA_CACHE_DIR`` the user set takes the
+place of its ``numba`` folder.
+
+Numba checks an entry against its own function's file alone (path, size, modification time),
+while the code it holds compiles in what that function calls from other files: the parallel
+driver's entry holds its own copy of the search from ``kernels.py``, so an edit there alone
+left the driver running the old search. The CPU entries therefore live in a folder named by the
+stamps of every source file of the package (:func:`source_stamp`): another install or any edit
+gets a folder of its own, and the :data:`KEEP_FOLDERS` most recently made are kept.
 
 GPU kernels
 -----------
@@ -51,6 +57,7 @@ import hashlib
 import importlib.metadata
 import logging
 import os
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -59,7 +66,7 @@ import numba
 import platformdirs
 
 __all__ = ["cache_dir", "cached_kernel", "compile_like", "gpu_cache_dir", "gpu_kernel_stats",
-           "notice_given", "numba_cache_dir", "source_hash"]
+           "notice_given", "numba_cache_dir", "prune", "source_hash", "source_stamp"]
 
 log = logging.getLogger("nx_gsm.gpu")
 
@@ -81,22 +88,69 @@ def cache_dir() -> Path:
     return Path(platformdirs.user_cache_dir("nx-gsm", appauthor=False))
 
 
-def numba_cache_dir() -> Path:
-    """The folder Numba writes its cache to for nx-gsm's kernels."""
+# CPU cache folders (one per source state) kept beside the current one
+KEEP_FOLDERS = 8
+PACKAGE = Path(__file__).resolve().parent
+
+
+@functools.cache
+def source_stamp(root=PACKAGE):
+    """A hash of the relative path, size and modification time of every ``.py`` file under
+    ``root`` (the package): the name of the CPU kernels' cache folder. Stamps, not contents, as
+    Numba's own check: a fresh process pays one stat call per file (about a millisecond), not
+    a read of every source."""
+    entries = []
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d != "__pycache__"]
+        for name in files:
+            if name.endswith(".py"):
+                path = os.path.join(folder, name)
+                st = os.stat(path)
+                entries.append(f"{os.path.relpath(path, root)}\0{st.st_size}\0{st.st_mtime_ns}")
+    h = hashlib.sha256("\0".join(sorted(entries)).encode())
+    return h.hexdigest()[:16]
+
+
+def _numba_root() -> Path:
     if os.environ.get("NUMBA_CACHE_DIR"):
         return Path(os.environ["NUMBA_CACHE_DIR"])
     return cache_dir() / "numba"
 
 
+def numba_cache_dir() -> Path:
+    """The folder Numba writes nx-gsm's CPU kernels to: ``cpu-<source_stamp()>`` in the cache
+    folder's ``numba``, or in a ``NUMBA_CACHE_DIR`` the user set."""
+    return _numba_root() / f"cpu-{source_stamp()}"
+
+
 def gpu_cache_dir() -> Path:
-    """The folder of the GPU kernels' compiled code (``cuda`` in :func:`numba_cache_dir`)."""
-    return numba_cache_dir() / "cuda"
+    """The folder of the GPU kernels' compiled code (``cuda`` beside the CPU folders; its
+    entries are keyed by the GPU sources' hash, see below)."""
+    return _numba_root() / "cuda"
+
+
+def prune(root, keep=KEEP_FOLDERS):
+    """Remove all but the ``keep`` most recently modified ``cpu-*`` folders in ``root``
+    (best effort: a folder another process is using is compiled again there if it goes)."""
+    try:
+        folders = sorted((p for p in Path(root).glob("cpu-*") if p.is_dir()),
+                         key=lambda p: p.stat().st_mtime, reverse=True)
+    except OSError:
+        return
+    for p in folders[keep:]:
+        shutil.rmtree(p, ignore_errors=True)
 
 
 # Numba picks a function's cache locator when the decorator runs, so this has to happen before
 # any @njit(cache=True) in the package executes: the kernel modules import this module first.
-if not os.environ.get("NUMBA_CACHE_DIR"):
-    numba.config.CACHE_DIR = str(numba_cache_dir())
+_folder = numba_cache_dir()
+if not _folder.exists():
+    try:
+        _folder.mkdir(parents=True)
+        prune(_folder.parent)
+    except OSError:  # an unwritable cache folder: Numba then warns and compiles per process
+        pass
+numba.config.CACHE_DIR = str(_folder)
 
 
 # -- GPU kernels: the key -----------------------------------------------------------------------

@@ -56,3 +56,48 @@ def test_default_cache_folder_is_the_user_cache_not_the_package(tmp_path):
 def test_a_numba_cache_dir_the_user_set_is_kept(tmp_path):
     paths = _cache_paths(NUMBA_CACHE_DIR=str(tmp_path / "mine"), NX_GSM_CACHE_DIR=str(tmp_path))
     assert paths and all(p.is_relative_to(tmp_path / "mine") for p in paths)
+
+
+def test_cpu_kernels_cache_in_a_folder_named_by_every_source_file(tmp_path):
+    # a kernel's entry holds the code of what it calls from other files (the parallel driver
+    # holds the search), which Numba's own per-file check does not see
+    from nx_gsm.kernel_cache import source_stamp
+
+    paths = _cache_paths(NX_GSM_CACHE_DIR=str(tmp_path))
+    assert paths and all(p.is_relative_to(tmp_path / "numba" / f"cpu-{source_stamp()}")
+                         for p in paths)
+
+
+def test_an_edit_to_any_source_file_names_a_new_folder(tmp_path):
+    from nx_gsm.kernel_cache import source_stamp
+
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "a.py").write_text("x = 1\n")
+    (tmp_path / "sub" / "b.py").write_text("y = 2\n")
+    seen = {source_stamp.__wrapped__(tmp_path)}
+    (tmp_path / "sub" / "__pycache__").mkdir()
+    (tmp_path / "sub" / "__pycache__" / "c.py").write_text("")
+    (tmp_path / "notes.txt").write_text("")
+    assert source_stamp.__wrapped__(tmp_path) in seen  # bytecode and other files do not count
+    st = (tmp_path / "sub" / "b.py").stat()
+    os.utime(tmp_path / "sub" / "b.py", ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+    seen.add(source_stamp.__wrapped__(tmp_path))
+    (tmp_path / "a.py").write_text("x = 10\n")
+    seen.add(source_stamp.__wrapped__(tmp_path))
+    (tmp_path / "sub" / "d.py").write_text("")
+    seen.add(source_stamp.__wrapped__(tmp_path))
+    assert len(seen) == 4
+
+
+def test_old_cpu_folders_are_pruned_to_the_most_recent(tmp_path):
+    from nx_gsm.kernel_cache import prune
+
+    for i in range(11):
+        (tmp_path / f"cpu-{i:02d}").mkdir()
+        os.utime(tmp_path / f"cpu-{i:02d}", (1000 + i, 1000 + i))
+    (tmp_path / "cuda").mkdir()
+    os.utime(tmp_path / "cuda", (0, 0))
+    prune(tmp_path, keep=8)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cpu-03", "cpu-04", "cpu-05", "cpu-06",
+                                                          "cpu-07", "cpu-08", "cpu-09", "cpu-10",
+                                                          "cuda"]
