@@ -175,9 +175,12 @@ def _open(d, m, stk, buf, order, cand_ptr, drv_ptr, drv_j, cidx, row_off, sptr, 
         c0 = bcand_off[u]
         base = buf_off[d]
         n = 0
+        # two drivers (the common case): their rows' starts found once, not once per word
+        ra = bw_off[t0] + np.int64(cidx[order[drv_j[t0]], m[drv_j[t0]]]) * nw
+        rb = bw_off[t0 + 1] + np.int64(cidx[order[drv_j[t0 + 1]], m[drv_j[t0 + 1]]]) * nw
         for wi in range(nw):
-            x = np.int64(-1)
-            for t in range(t0, t1):
+            x = bw[ra + wi] & bw[rb + wi]
+            for t in range(t0 + 2, t1):
                 j = drv_j[t]
                 x &= bw[bw_off[t] + np.int64(cidx[order[j], m[j]]) * nw + wi]
             while x != 0:

@@ -77,12 +77,12 @@ def popcount(typingctx, x):
 
 
 @njit(cache=True, inline="always")
-def and_word(d, v, m, order, t0, t1, drv_j, cidx, bw_off, bw, nw, wi):
+def _and_word(d, v, m, order, t0, t1, drv_j, cidx, bw_off, bw, nw, wi, ra, rb):
     """Word ``wi`` of the AND of the last depth's driver rows
-    (:func:`~nx_gsm.engines.cpu.kernels.bit_rows`), with ``v`` as
-    depth ``d``'s image."""
-    x = np.int64(-1)
-    for t in range(t0, t1):
+    (:func:`~nx_gsm.engines.cpu.kernels.bit_rows`), with ``v`` as depth ``d``'s image; the
+    first two drivers' rows start at ``ra`` and ``rb``."""
+    x = bw[ra + wi] & bw[rb + wi]
+    for t in range(t0 + 2, t1):
         j = drv_j[t]
         x &= bw[bw_off[t] + np.int64(cidx[order[j], v if j == d else m[j]]) * nw + wi]
     return x
@@ -98,14 +98,22 @@ def count_bits(d, v, m, order, drv_ptr, drv_j, cidx, bw_off, bw, nw, anc):
     u = order[k - 1]
     t0 = drv_ptr[k - 1]
     t1 = drv_ptr[k]
+    # the first two drivers' rows' starts found once, not once per word (two is the common
+    # case; each further driver's row is found per word)
+    ja, jb = drv_j[t0], drv_j[t0 + 1]
+    ra = bw_off[t0] + np.int64(cidx[order[ja], v if ja == d else m[ja]]) * nw
+    rb = bw_off[t0 + 1] + np.int64(cidx[order[jb], v if jb == d else m[jb]]) * nw
     got = 0
     for wi in range(nw):
-        got += popcount(and_word(d, v, m, order, t0, t1, drv_j, cidx, bw_off, bw, nw, wi))
+        got += popcount(_and_word(d, v, m, order, t0, t1, drv_j, cidx, bw_off, bw, nw, wi, ra,
+                                  rb))
     fsx = 0
+    if got == 0:
+        return got, fsx
     for e in range(d + 1):
-        c = cidx[u, v if e == d else m[e]]
-        if c >= 0 and (and_word(d, v, m, order, t0, t1, drv_j, cidx, bw_off, bw, nw,
-                                 c >> 6) >> (c & 63)) & 1:
+        c = np.int64(cidx[u, v if e == d else m[e]])
+        if c >= 0 and (_and_word(d, v, m, order, t0, t1, drv_j, cidx, bw_off, bw, nw, c >> 6,
+                                 ra, rb) >> (c & 63)) & 1:
             got -= 1
             fsx |= anc[e]
     return got, fsx
