@@ -93,21 +93,28 @@ KEEP_FOLDERS = 8
 PACKAGE = Path(__file__).resolve().parent
 
 
+def _py_files(root):
+    """The path of every ``.py`` file under ``root`` (``__pycache__`` left out), relative to
+    ``root``, in order."""
+    out = []
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d != "__pycache__"]
+        rel = os.path.relpath(folder, root)
+        out += [name if rel == "." else os.path.join(rel, name) for name in files
+                if name.endswith(".py")]
+    return sorted(out)
+
+
 @functools.cache
 def source_stamp(root=PACKAGE):
     """A hash of the relative path, size and modification time of every ``.py`` file under
     ``root`` (the package): the name of the CPU kernels' cache folder. Stamps, not contents, as
     Numba's own check: a fresh process pays one stat call per file (about a millisecond), not
     a read of every source."""
-    entries = []
-    for folder, dirs, files in os.walk(root):
-        dirs[:] = [d for d in dirs if d != "__pycache__"]
-        for name in files:
-            if name.endswith(".py"):
-                path = os.path.join(folder, name)
-                st = os.stat(path)
-                entries.append(f"{os.path.relpath(path, root)}\0{st.st_size}\0{st.st_mtime_ns}")
-    h = hashlib.sha256("\0".join(sorted(entries)).encode())
+    h = hashlib.sha256()
+    for rel in _py_files(root):
+        st = os.stat(os.path.join(root, rel))
+        h.update(f"{rel}\0{st.st_size}\0{st.st_mtime_ns}\0".encode())
     return h.hexdigest()[:16]
 
 
@@ -167,11 +174,11 @@ def source_hash(root=GPU_SOURCES, extra=None):
     """
     root = Path(root)
     h = hashlib.sha256()
-    files = sorted(root.rglob("*.py")) if root.is_dir() else []
-    if extra is not None and Path(extra) not in files:
-        files.append(Path(extra))
-    for f in files:
-        h.update(str(f.relative_to(root) if f.is_relative_to(root) else f.name).encode())
+    files = [(rel, root / rel) for rel in _py_files(root)]
+    if extra is not None and Path(extra) not in [f for _, f in files]:
+        files.append((Path(extra).name, Path(extra)))
+    for rel, f in files:
+        h.update(str(rel).encode())
         h.update(b"\0")
         h.update(f.read_bytes())
         h.update(b"\0")

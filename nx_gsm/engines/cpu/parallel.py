@@ -44,8 +44,7 @@ def run_slots(P, run, starts, states, ms, stks, useds, counts, stop, max_steps):
         left = max_steps * (hi - lo)
         # a block that finds stop set before its first turn still makes one: every round
         # moves every block's tasks on
-        turns = 0
-        while left > 0 and (turns == 0 or stop[0] == 0):
+        while True:
             active = 0
             for j in range(lo, hi):
                 s = run[j]
@@ -55,8 +54,7 @@ def run_slots(P, run, starts, states, ms, stks, useds, counts, stop, max_steps):
                 counts[s] += search(P, starts[s], states[s], ms[s], stks[s], used, dummy, big,
                                      False, piece)
                 left -= piece
-            turns += 1
-            if active == 0:
+            if active == 0 or left <= 0 or stop[0] != 0:
                 break
         stop[0] = 1
 
