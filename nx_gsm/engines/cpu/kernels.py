@@ -548,8 +548,7 @@ def search(P, start, state, m, stk, used, out, cap, collect, max_steps, tree=Non
             # of d's candidates, and so are the depths holding its entries but for v. Its free
             # entries (and their holders' failing-set bits) are counted once per list, and
             # each candidate v takes one from them where the list holds v (a binary search),
-            # without opening depth k-1. (Yeast sparse_8_41: 4 x 10^7 depth-6 nodes over
-            # lists of ~3 entries.)
+            # without opening depth k-1.
             tok = stamp[d - 1] if d > start else -2
             if last_tok != tok:
                 _open(k - 1, m, stk, buf, order, cand_ptr, drv_ptr, drv_j, cidx, row_off, sptr,
