@@ -11,6 +11,7 @@ from nx_gsm.api import prepare
 from nx_gsm.engines.cpu import CpuEngine, engine, plan_arrays
 from nx_gsm.engines.cpu.kernels import tree_estimate
 from nx_gsm.plan.planner import reorder
+from nx_gsm.plan.space import build_space, space_visits
 
 from tests.test_cpu_intersection import _case, _vf2
 
@@ -29,6 +30,7 @@ def always_switch(monkeypatch):
     monkeypatch.setattr(engine, "_PROBE_STEPS", 1)
     monkeypatch.setattr(engine, "_ORDER_STEPS", 1)
     monkeypatch.setattr(engine, "_ORDER_MIN_TREE", 0.0)
+    monkeypatch.setattr(engine, "_ORDER_PER_VISIT", 0.0)
     monkeypatch.setattr(engine, "_ORDER_GAIN", 0.0)
     seen = []
     real = engine.other_order
@@ -77,6 +79,7 @@ def test_a_count_keeps_the_default_order_where_the_estimate_is_near(monkeypatch)
     monkeypatch.setattr(engine, "_PROBE_STEPS", 1)
     monkeypatch.setattr(engine, "_ORDER_STEPS", 1)
     monkeypatch.setattr(engine, "_ORDER_MIN_TREE", 0.0)
+    monkeypatch.setattr(engine, "_ORDER_PER_VISIT", 0.0)
     monkeypatch.setattr(engine, "_ORDER_GAIN", np.inf)
     G = nx.gnp_random_graph(40, 0.3, seed=2)
     H = nx.Graph([(0, 1), (1, 2), (2, 3), (3, 0), (0, 2), (3, 4)])
@@ -97,8 +100,36 @@ def test_explain_names_the_order_the_count_runs_in(monkeypatch):
     monkeypatch.setattr(auto, "PROBE_STEPS", 1)
     monkeypatch.setattr(auto, "PROBE_MAX", 1)
     monkeypatch.setattr(engine, "_ORDER_MIN_TREE", 0.0)
+    monkeypatch.setattr(engine, "_ORDER_PER_VISIT", 0.0)
     monkeypatch.setattr(engine, "_ORDER_GAIN", 0.0)
     e = nx_gsm.explain(G, H, search=True, **kw)
     assert e["stages"]["order"] == "greedy" and e["stages"]["count_order"] == "gql"
     assert e["search"]["matches"] == len(_vf2(G, H, "mono"))
     assert nx_gsm.explain(G, H, order="greedy", **kw)["stages"]["count_order"] == "greedy"
+
+
+def test_a_tree_small_beside_the_space_keeps_the_default_order(monkeypatch):
+    """The switch builds the other order's candidate space, which reads about as many
+    adjacency entries as this plan's did: a tree estimated under _ORDER_PER_VISIT nodes per
+    entry keeps the default order without building it."""
+    G, H = _case(0)
+    plan, _, _ = prepare(G, H, "mono", node_match=iso.categorical_node_match("l", None))
+    monkeypatch.setattr(engine, "_ORDER_MIN_TREE", 0.0)
+    monkeypatch.setattr(engine, "_ORDER_GAIN", 0.0)
+    P = plan_arrays(plan)
+    monkeypatch.setattr(engine, "_ORDER_PER_VISIT", 0.0)
+    assert engine.other_order(plan, P) is not None
+    here = tree_estimate(P, engine._DIVES, 1)
+    monkeypatch.setattr(engine, "_ORDER_PER_VISIT", 1.01 * here / space_visits(plan))
+    assert engine.other_order(plan, P) is None
+    monkeypatch.setattr(engine, "_ORDER_PER_VISIT", 0.99 * here / space_visits(plan))
+    assert engine.other_order(plan, P) is not None
+
+
+def test_building_the_space_counts_what_space_visits_counts():
+    G, H = _case(0)
+    nm = iso.categorical_node_match("l", None)
+    want = space_visits(prepare(G, H, "mono", node_match=nm)[0])
+    plan = prepare(G, H, "mono", node_match=nm)[0]
+    build_space(plan)
+    assert want > 0 and plan.__dict__["_space_visits"] == want

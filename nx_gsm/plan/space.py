@@ -247,6 +247,7 @@ def _build_space(plan, parallel_visits=None):
     cand_flat, cand_off, cidx, rank = _cand_lists(plan.cand_bits, plan.cand.shape[1])
     row_off, row_t, row_x, visits = _rows(plan.order, plan.drv_ptr, plan.drv_j, plan.drv_dir,
                                           cand_flat, cand_off, G.indptr, G.in_indptr)
+    plan.__dict__.setdefault("_space_visits", int(visits))  # (space_visits, for free)
     depth = np.repeat(np.arange(plan.k, dtype=np.int64), np.diff(plan.drv_ptr))
     slot_u = plan.order[depth].astype(np.int64)
     slot_need = H.mult[plan.drv_pe].astype(np.int64)

@@ -26,7 +26,7 @@ import numpy as np
 
 from ...plan.order import matching_order
 from ...plan.planner import reorder
-from ...plan.space import build_space
+from ...plan.space import build_space, space_visits
 from ..base import UNLIMITED, PartialCount
 from ..catalog import capabilities_of
 from ...threads import launch
@@ -66,6 +66,12 @@ _DIVES = 64
 _ORDER_STEPS = 1 << 12
 _ORDER_GAIN = 1.5
 _ORDER_MIN_TREE = 1e5
+# ... nor do trees estimated under _ORDER_PER_VISIT nodes per adjacency entry that building
+# the candidate space read (plan.space.space_visits): the other order's space reads about as
+# many, and a search that small would spend more on it than it could save (on wordnet's
+# 76,853 nodes a build takes 12-20 ms, and 8-vertex counts of 50-100 ms lost it; the yeast
+# counts that the other order speeds up estimate 11-2,000 nodes per entry)
+_ORDER_PER_VISIT = 1.0
 _OTHER_ORDER = "gql"
 
 
@@ -199,7 +205,7 @@ def other_order(plan, P):
     if plan.stages.get("order_fixed", True) or plan.k < 3:
         return None
     here = tree_estimate(P, _DIVES, 1)
-    if here < _ORDER_MIN_TREE:
+    if here < _ORDER_MIN_TREE or here < _ORDER_PER_VISIT * space_visits(plan):
         return None
     order = matching_order(plan.H, plan.candidate_counts(), _OTHER_ORDER)
     if np.array_equal(order, plan.order):
