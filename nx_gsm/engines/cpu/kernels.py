@@ -17,7 +17,7 @@ from numba.cpython.unsafe.numbers import trailing_zeros
 
 from ... import kernel_cache  # noqa: F401  (sets Numba's cache folder before @njit runs)
 from ...threads import launch
-from .lastdepth import count_bits, count_free, count_pair, holder, position
+from .lastdepth import count_bits, count_free, count_pair, holder, position, row_start
 
 NOT_STARTED = -2
 DONE = -1
@@ -176,13 +176,13 @@ def _open(d, m, stk, buf, order, cand_ptr, drv_ptr, drv_j, cidx, row_off, sptr, 
         base = buf_off[d]
         n = 0
         # two drivers (the common case): their rows' starts found once, not once per word
-        ra = bw_off[t0] + np.int64(cidx[order[drv_j[t0]], m[drv_j[t0]]]) * nw
-        rb = bw_off[t0 + 1] + np.int64(cidx[order[drv_j[t0 + 1]], m[drv_j[t0 + 1]]]) * nw
+        # (the drivers sit above d, so row_start reads their images from m)
+        ra = row_start(t0, d, 0, m, order, drv_j, cidx, bw_off, nw)
+        rb = row_start(t0 + 1, d, 0, m, order, drv_j, cidx, bw_off, nw)
         for wi in range(nw):
             x = bw[ra + wi] & bw[rb + wi]
             for t in range(t0 + 2, t1):
-                j = drv_j[t]
-                x &= bw[bw_off[t] + np.int64(cidx[order[j], m[j]]) * nw + wi]
+                x &= bw[row_start(t, d, 0, m, order, drv_j, cidx, bw_off, nw) + wi]
             while x != 0:
                 buf[base + n] = bcand[c0 + 64 * wi + trailing_zeros(x)]
                 n += 1
@@ -244,40 +244,36 @@ def tree_estimate(P, dives, seed):
             _open(d, m, stk, buf, order, cand_ptr, drv_ptr, drv_j, cidx, row_off, sptr, sval,
                   buf_off, bw_n, bw_off, bw, bcand, bcand_off)
             kd = stk[KIND, d]
+            v = m[d]
             if d == 0:
                 # no depth holds a node yet and no test applies: every entry is a choice, so
                 # one is drawn by its position (the root's list is the pattern node's whole
                 # candidate set: thousands of entries on wordnet, read by every walk, made
                 # 64 walks take 12 ms there)
                 c = stk[HI, d] - stk[LO, d]
-                if c == 0:
-                    break
-                i = stk[LO, d] + np.random.randint(c)
-                v = buf[i] if kd == BUFFERED else cand_flat[i] if kd < 0 else sval[i]
-                prod *= c
-                total += prod
-                m[d] = v
-                used[v] = 1
-                d += 1
-                continue
-            c = 0
-            for i in range(stk[LO, d], stk[HI, d]):
-                v = buf[i] if kd == BUFFERED else cand_flat[i] if kd < 0 else sval[i]
-                if used[v] == 0 and (neg_ptr[d + 1] == neg_ptr[d] or _free(
-                        d, v, m, indptr, indices, emult, neg_ptr, neg_j, neg_dir)):
-                    # (past the sample's room, reservoir sampling keeps a uniform choice)
-                    if c < free.size:
-                        free[c] = v
-                    else:
-                        r = np.random.randint(c + 1)
-                        if r < free.size:
-                            free[r] = v
-                    c += 1
+                if c > 0:
+                    i = stk[LO, d] + np.random.randint(c)
+                    v = buf[i] if kd == BUFFERED else cand_flat[i] if kd < 0 else sval[i]
+            else:
+                c = 0
+                for i in range(stk[LO, d], stk[HI, d]):
+                    x = buf[i] if kd == BUFFERED else cand_flat[i] if kd < 0 else sval[i]
+                    if used[x] == 0 and (neg_ptr[d + 1] == neg_ptr[d] or _free(
+                            d, x, m, indptr, indices, emult, neg_ptr, neg_j, neg_dir)):
+                        # (past the sample's room, reservoir sampling keeps a uniform choice)
+                        if c < free.size:
+                            free[c] = x
+                        else:
+                            r = np.random.randint(c + 1)
+                            if r < free.size:
+                                free[r] = x
+                        c += 1
+                if c > 0:
+                    v = free[np.random.randint(min(c, free.size))]
             if c == 0:
                 break
             prod *= c
             total += prod
-            v = free[np.random.randint(min(c, free.size))]
             m[d] = v
             used[v] = 1
             d += 1

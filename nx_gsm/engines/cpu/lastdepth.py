@@ -13,7 +13,7 @@ from numba.extending import intrinsic
 
 from ... import kernel_cache  # noqa: F401  (sets Numba's cache folder before @njit runs)
 
-__all__ = ["position", "holder", "count_free", "count_pair", "count_bits"]
+__all__ = ["position", "holder", "count_free", "count_pair", "count_bits", "row_start"]
 
 
 @njit(cache=True, inline="always")
@@ -67,6 +67,15 @@ def count_pair(vals, a, a1, b, b1, used, anc):
     return got, fsx
 
 
+@njit(cache=True, inline="always")
+def row_start(t, d, v, m, order, drv_j, cidx, bw_off, nw):
+    """Where driver slot ``t``'s bit row (:func:`~nx_gsm.engines.cpu.kernels.bit_rows`) for
+    the current partial match starts: its driver depth's image is ``v`` at depth ``d`` and
+    ``m``'s entry above it."""
+    j = drv_j[t]
+    return bw_off[t] + np.int64(cidx[order[j], v if j == d else m[j]]) * nw
+
+
 @intrinsic
 def popcount(typingctx, x):
     """The number of set bits of an integer (LLVM's ctpop: one instruction on x86-64)."""
@@ -83,8 +92,7 @@ def _and_word(d, v, m, order, t0, t1, drv_j, cidx, bw_off, bw, nw, wi, ra, rb):
     first two drivers' rows start at ``ra`` and ``rb``."""
     x = bw[ra + wi] & bw[rb + wi]
     for t in range(t0 + 2, t1):
-        j = drv_j[t]
-        x &= bw[bw_off[t] + np.int64(cidx[order[j], v if j == d else m[j]]) * nw + wi]
+        x &= bw[row_start(t, d, v, m, order, drv_j, cidx, bw_off, nw) + wi]
     return x
 
 
@@ -100,9 +108,8 @@ def count_bits(d, v, m, order, drv_ptr, drv_j, cidx, bw_off, bw, nw, anc):
     t1 = drv_ptr[k]
     # the first two drivers' rows' starts found once, not once per word (two is the common
     # case; each further driver's row is found per word)
-    ja, jb = drv_j[t0], drv_j[t0 + 1]
-    ra = bw_off[t0] + np.int64(cidx[order[ja], v if ja == d else m[ja]]) * nw
-    rb = bw_off[t0 + 1] + np.int64(cidx[order[jb], v if jb == d else m[jb]]) * nw
+    ra = row_start(t0, d, v, m, order, drv_j, cidx, bw_off, nw)
+    rb = row_start(t0 + 1, d, v, m, order, drv_j, cidx, bw_off, nw)
     got = 0
     for wi in range(nw):
         got += popcount(_and_word(d, v, m, order, t0, t1, drv_j, cidx, bw_off, bw, nw, wi, ra,
