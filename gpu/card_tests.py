@@ -11,6 +11,7 @@ phase's time still reports what it finished and names the test it was in. Both o
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import subprocess
@@ -24,6 +25,19 @@ CONFORMANCE = "tests/test_card_conformance.py"
 # child processes that compile every kernel from an empty cache: minutes, so a phase of its own
 KERNEL_CACHE = "tests/test_card_kernel_cache.py"
 COUNTS = ("passed", "failed", "errors", "skipped")
+
+
+def parse_part(text):
+    """``"P/Q"`` as ``(P, Q)`` with ``0 <= P < Q`` (``--tests-part`` here, ``--shard`` in
+    ``tests/conftest.py``)."""
+    p, _, q = text.partition("/")
+    try:
+        part = int(p), int(q)
+    except ValueError:
+        part = None
+    if part is None or not 0 <= part[0] < part[1]:
+        raise argparse.ArgumentTypeError(f"not P/Q with 0 <= P < Q: {text!r}")
+    return part
 
 
 def read_outcomes(path):

@@ -50,7 +50,7 @@ import traceback
 from pathlib import Path
 
 from benchmarks import gpu_suites as suites
-from gpu.card_tests import phase_cache, phase_conformance, phase_tests
+from gpu.card_tests import parse_part, phase_cache, phase_conformance, phase_tests
 
 ROOT = Path(__file__).resolve().parents[1]
 GPU_ENGINES = ("gmatch", "gsi", "geneva")
@@ -204,17 +204,6 @@ def run_phases(rec, steps, phases, out_dir, left):
         _write(rec, out_dir)
 
 
-def _part(text):
-    p, _, q = text.partition("/")
-    try:
-        part = int(p), int(q)
-    except ValueError:
-        part = None
-    if part is None or not 0 <= part[0] < part[1]:
-        raise argparse.ArgumentTypeError(f"not P/Q with 0 <= P < Q: {text!r}")
-    return part
-
-
 def parse_args(argv=None):
     ap = argparse.ArgumentParser(prog="python -m gpu.check", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -224,7 +213,7 @@ def parse_args(argv=None):
     a("--out", default=os.environ.get("OUT", str(ROOT / "gpu" / "results")))
     a("--tests-timeout", type=float, default=150.0)
     a("--tests-jobs", type=int, default=8, help="parallel pytest processes (tests, conformance)")
-    a("--tests-part", type=_part, default=(0, 1), metavar="P/Q",
+    a("--tests-part", type=parse_part, default=(0, 1), metavar="P/Q",
       help="the P-th of Q parts of the tests phase (one device call each; from 0)")
     a("--cache-timeout", type=float, default=360.0, help="the kernel cache's tests (cache)")
     a("--signatures-timeout", type=float, default=180.0,

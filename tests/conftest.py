@@ -23,11 +23,13 @@ import random
 
 import pytest
 
+from gpu.card_tests import parse_part
+
 LAYERS = ("sim", "gpu", "slow")
 
 
 def pytest_addoption(parser):
-    parser.addoption("--shard", default=None, metavar="I/N",
+    parser.addoption("--shard", default=None, metavar="I/N", type=parse_part,
                      help="run the I-th (from 0) of N shares of the selected tests")
     parser.addoption("--outcomes", default=None, metavar="FILE",
                      help="append one JSON line per test start and outcome to FILE")
@@ -42,7 +44,7 @@ def pytest_collection_modifyitems(config, items):
     result = yield
     # after it: shares of what is selected, and the device probed only for card tests
     if config.getoption("shard"):
-        i, n = map(int, config.getoption("shard").split("/"))
+        i, n = config.getoption("shard")
         mine = share(items, i, n)
         keep = set(map(id, mine))
         config.hook.pytest_deselected(items=[it for it in items if id(it) not in keep])
