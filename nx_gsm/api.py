@@ -668,7 +668,9 @@ def explain(G, H, *, induced=False, engine="auto", limit=None, collect=False, se
 
     A count the CPU probe does not finish, where no ``order=`` was named, may run in another
     order (:func:`~nx_gsm.engines.cpu.other_order`): ``stages["count_order"]`` names the
-    order the CPU engine's count runs in.
+    order the CPU engine's count runs in, and ``stages["count_tail"]`` is ``"swapped"`` where
+    it runs that order's last two nodes the other way round
+    (:func:`~nx_gsm.engines.cpu.other_tail`), else ``"kept"``.
 
     ``search=True`` also runs the count on one CPU thread and adds ``search``: the matches,
     the search tree's partial matches per depth (``nodes``; the last depth's are the
@@ -688,7 +690,7 @@ def explain(G, H, *, induced=False, engine="auto", limit=None, collect=False, se
     from .engines import available_engines
     from .engines.auto import choose, probe, skip_probe
     from .engines.registry import capabilities_of, engines_with
-    from .engines.cpu import other_order, plan_arrays, search_tree
+    from .engines.cpu import other_order, other_tail, plan_arrays, search_tree
     from .plan.cost import estimate
     from .plan.space import build_space
 
@@ -715,7 +717,13 @@ def explain(G, H, *, induced=False, engine="auto", limit=None, collect=False, se
         better = other_order(plan, plan_arrays(plan) if P is None else P)
         seconds["count_order"] = time.perf_counter() - t0
         counted = plan if better is None else better[0]
+        if not plan.stages.get("order_fixed", True):
+            t0 = time.perf_counter()
+            tail = other_tail(counted, plan_arrays(counted))
+            seconds["count_tail"] = time.perf_counter() - t0
+            counted = counted if tail is None else tail[0]
     stages["count_order"] = counted.stages.get("order")
+    stages["count_tail"] = counted.stages.get("tail", "kept")
     if engine in (None, "auto"):
         from .engines.gpu.device import memory_budget
 

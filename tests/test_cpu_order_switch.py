@@ -133,3 +133,122 @@ def test_building_the_space_counts_what_space_visits_counts():
     plan = prepare(G, H, "mono", node_match=nm)[0]
     build_space(plan)
     assert want > 0 and plan.__dict__["_space_visits"] == want
+
+
+# The tail swap (engine.other_tail): the last two depths the other way round, where both keep
+# a driver above them.
+
+@pytest.fixture
+def always_swap(monkeypatch):
+    """Every count past a one-step probe runs its tail swapped where that keeps both drivers
+    (``base=-1``: any count beats it); records whether each count swapped."""
+    monkeypatch.setattr(engine, "_PROBE_STEPS", 1)
+    monkeypatch.setattr(engine, "_ORDER_STEPS", 1)
+    monkeypatch.setattr(engine, "_TAIL_PER_VISIT", 0.0)
+    seen = []
+    real = engine.other_tail
+
+    def forced(plan, P, base=None):
+        got = real(plan, P, -1)
+        seen.append(got is not None)
+        return got
+    monkeypatch.setattr(engine, "other_tail", forced)
+    return seen
+
+
+def test_the_tail_swaps_only_where_both_nodes_keep_a_driver():
+    G = nx.complete_graph(6)
+    for H in (nx.cycle_graph(4), nx.complete_graph(4), nx.star_graph(4)):
+        plan, _, _ = prepare(G, H, "mono")
+        o = plan.order.tolist()
+        assert engine.swapped_tail(plan).tolist() == o[:-2] + [o[-1], o[-2]]
+    assert engine.swapped_tail(prepare(G, nx.path_graph(2), "mono")[0]) is None
+    # a triangle with a two-edge tail: the tail's end, last, has its only neighbour before it
+    H = nx.Graph([(0, 1), (1, 2), (2, 0), (2, 3), (3, 4)])
+    plan, _, _ = prepare(G, H, "mono")
+    assert plan.order.tolist()[-2:] == [3, 4] and engine.swapped_tail(plan) is None
+
+
+@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("mode", ["mono", "induced"])
+def test_counts_with_the_tail_swapped_are_exact(seed, mode, always_swap):
+    G, H = _case(seed)
+    plan, _, _ = prepare(G, H, mode, node_match=iso.categorical_node_match("l", None))
+    assert CpuEngine().count(plan) == len(_vf2(G, H, mode))
+
+
+def test_some_count_swaps_its_tail(always_swap):
+    for seed in range(12):
+        G, H = _case(seed)
+        plan, _, _ = prepare(G, H, "mono", node_match=iso.categorical_node_match("l", None))
+        CpuEngine().count(plan)
+    assert any(always_swap)
+
+
+def test_a_swapped_tail_is_exact_on_multigraphs_with_loops_and_edge_labels(always_swap):
+    G = nx.MultiGraph()
+    for i in range(9):
+        for j in range(i + 1, 9):
+            if (i * 7 + j * 3) % 4 != 0:
+                G.add_edge(i, j, c=(i + j) % 2)
+                if (i + j) % 5 == 0:
+                    G.add_edge(i, j, c=1)
+        G.add_edge(i, i, c=i % 2)
+    H = nx.MultiGraph([(0, 1, {"c": 0}), (1, 2, {"c": 1}), (2, 3, {"c": 0}), (3, 0, {"c": 1}),
+                       (0, 2, {"c": 1}), (1, 1, {"c": 1})])
+    em = iso.categorical_multiedge_match("c", None)
+    for mode, fn in (("mono", "subgraph_monomorphisms_iter"),
+                     ("induced", "subgraph_isomorphisms_iter")):
+        want = sum(1 for _ in getattr(iso.MultiGraphMatcher(G, H, edge_match=em), fn)())
+        plan, _, _ = prepare(G, H, mode, edge_match=em)
+        assert CpuEngine().count(plan) == want
+    assert any(always_swap)
+
+
+def test_a_named_order_keeps_its_tail(always_swap):
+    G = nx.gnp_random_graph(30, 0.4, seed=3)
+    plan, _, _ = prepare(G, nx.cycle_graph(5), "mono", order="greedy")
+    want = sum(1 for _ in iso.GraphMatcher(G, nx.cycle_graph(5)).subgraph_monomorphisms_iter())
+    assert CpuEngine().count(plan) == want
+    assert always_swap == []
+
+
+def test_the_tail_keeps_the_order_where_the_swap_counts_no_faster():
+    G = nx.gnp_random_graph(30, 0.4, seed=3)
+    plan, _, _ = prepare(G, nx.cycle_graph(5), "mono")
+    P = plan_arrays(plan)
+    # base: more matches than any probe can count
+    assert engine.other_tail(plan, P, base=1 << 60) is None
+    alt, P2, got, seed = engine.other_tail(plan, P, base=-1)
+    assert alt.stages["tail"] == "swapped" and alt.order.tolist() == \
+        engine.swapped_tail(plan).tolist()
+
+
+def test_a_count_that_ends_before_the_tail_check_never_builds_the_other_tail(monkeypatch):
+    monkeypatch.setattr(engine, "_PROBE_STEPS", 1)
+    monkeypatch.setattr(engine, "_ORDER_STEPS", 1)
+    monkeypatch.setattr(engine, "_TAIL_PER_VISIT", 1e12)
+    monkeypatch.setattr(engine, "other_tail", lambda *a: pytest.fail("the tail was checked"))
+    G = nx.gnp_random_graph(30, 0.4, seed=3)
+    plan, _, _ = prepare(G, nx.cycle_graph(5), "mono")
+    want = sum(1 for _ in iso.GraphMatcher(G, nx.cycle_graph(5)).subgraph_monomorphisms_iter())
+    assert CpuEngine().count(plan) == want
+
+
+def test_explain_names_a_swapped_tail(monkeypatch):
+    import nx_gsm
+    from nx_gsm.engines import auto
+
+    G = nx.gnp_random_graph(30, 0.4, seed=3)
+    H = nx.cycle_graph(5)
+    assert nx_gsm.explain(G, H, engine="cpu")["stages"]["count_tail"] == "kept"
+    monkeypatch.setattr(auto, "PROBE_STEPS", 1)
+    monkeypatch.setattr(auto, "PROBE_MAX", 1)
+    import nx_gsm.engines.cpu as cpu
+
+    real = engine.other_tail
+    monkeypatch.setattr(cpu, "other_tail", lambda plan, P, base=None: real(plan, P, -1))
+    e = nx_gsm.explain(G, H, engine="cpu", search=True)
+    assert e["stages"]["count_tail"] == "swapped"
+    want = sum(1 for _ in iso.GraphMatcher(G, H).subgraph_monomorphisms_iter())
+    assert e["search"]["matches"] == want

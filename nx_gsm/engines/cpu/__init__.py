@@ -4,9 +4,9 @@
 from __future__ import annotations
 
 from .engine import (CpuEngine, check_chunk, check_prefixes, count_probe, other_order,
-                     plan_arrays, search_tree, trivial_answer, trivial_rows)
+                     other_tail, plan_arrays, search_tree, trivial_answer, trivial_rows)
 from .kernels import WIDE_ROWS, expand, expand_small, expand_wide, host_levels
 
 __all__ = ["CpuEngine", "check_chunk", "check_prefixes", "count_probe", "other_order",
-           "plan_arrays", "search_tree", "trivial_answer", "trivial_rows", "expand", "expand_small",
+           "other_tail", "plan_arrays", "search_tree", "trivial_answer", "trivial_rows", "expand", "expand_small",
            "expand_wide", "host_levels", "WIDE_ROWS"]
