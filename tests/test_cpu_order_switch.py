@@ -145,6 +145,7 @@ def always_swap(monkeypatch):
     monkeypatch.setattr(engine, "_PROBE_STEPS", 1)
     monkeypatch.setattr(engine, "_ORDER_STEPS", 1)
     monkeypatch.setattr(engine, "_TAIL_PER_VISIT", 0.0)
+    monkeypatch.setattr(engine, "_TAIL_STEPS", 0)
     seen = []
     real = engine.other_tail
 

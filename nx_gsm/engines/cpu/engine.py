@@ -84,11 +84,14 @@ _OTHER_ORDER = "gql"
 # before the node that closes a 4-cycle; 490 against 1,496 matches in the first 2^16 steps;
 # 4.2 s -> 0.9 s). Over 20 queries of each yeast and wordnet 8 and 16-vertex set, the ratio
 # was over 1.5 on five (each faster swapped: 1.9-4.6x or still running at 2 x 10^9 steps)
-# and under 1.5 on every search the swap slowed. The other tail's candidate space costs
-# about space_visits(plan) adjacency reads, so the search first goes on until it has
-# examined _TAIL_PER_VISIT times as many candidates: a count that ends before never pays.
+# and under 1.5 on every search the swap slowed. The check (the other tail's candidate space,
+# about space_visits(plan) adjacency reads, and its probe) costs 1-4 ms on yeast, so the
+# search first goes on until it has examined _TAIL_STEPS candidates and _TAIL_PER_VISIT times
+# the space's reads: a count that ends before never pays, one that reaches it pays at most a
+# few percent (checked after 4x the reads alone, yeast dense_8_1 took 5.5 ms against 3.4)
 _TAIL_GAIN = 1.5
-_TAIL_PER_VISIT = 4.0
+_TAIL_STEPS = 1 << 21
+_TAIL_PER_VISIT = 16.0
 
 
 def trivial_answer(plan, limit):
@@ -347,7 +350,7 @@ class CpuEngine:
             return got
         if not fixed and swapped_tail(plan) is not None:
             base = got
-            more = int(_TAIL_PER_VISIT * space_visits(plan)) - _PROBE_STEPS
+            more = max(_TAIL_STEPS, int(_TAIL_PER_VISIT * space_visits(plan))) - _PROBE_STEPS
             if more > 0:
                 got, seed = _probe(P, k, more, seed)
                 if seed is None:
