@@ -1,6 +1,8 @@
 """The CPU count's order switch (engine.other_order): a count the probe does not finish, in
 the planner's default order, runs in GraphQL's order where Knuth's estimate of the search tree
-says it is smaller. Exactness does not depend on the choice; these tests force each branch."""
+says it is smaller; and its tail swap (engine.other_tail): a count still running at the check
+runs its last two depths the other way round where that counted faster. Exactness does not
+depend on either choice; these tests force each branch."""
 
 import networkx as nx
 import numpy as np
@@ -24,6 +26,20 @@ def test_the_estimate_is_exact_where_every_walk_branches_alike():
     assert {tree_estimate(P, 20, seed) for seed in (1, 2, 3)} == {7 + 42 + 210}
 
 
+def _spy(monkeypatch, name, call):
+    """``engine.<name>`` replaced by ``call(real, *args)``; returns the list that records, per
+    call, whether it chose (returned something)."""
+    seen = []
+    real = getattr(engine, name)
+
+    def spy(*args):
+        got = call(real, *args)
+        seen.append(got is not None)
+        return got
+    monkeypatch.setattr(engine, name, spy)
+    return seen
+
+
 @pytest.fixture
 def always_switch(monkeypatch):
     """Every count past a one-step probe takes the other order where it differs."""
@@ -32,33 +48,7 @@ def always_switch(monkeypatch):
     monkeypatch.setattr(engine, "_ORDER_MIN_TREE", 0.0)
     monkeypatch.setattr(engine, "_ORDER_PER_VISIT", 0.0)
     monkeypatch.setattr(engine, "_ORDER_GAIN", 0.0)
-    seen = []
-    real = engine.other_order
-
-    def spy(plan, P):
-        got = real(plan, P)
-        seen.append(got is not None)
-        return got
-    monkeypatch.setattr(engine, "other_order", spy)
-    return seen
-
-
-@pytest.mark.parametrize("seed", range(12))
-@pytest.mark.parametrize("mode", ["mono", "induced"])
-def test_counts_in_the_other_order_are_exact(seed, mode, always_switch):
-    G, H = _case(seed)
-    nm = iso.categorical_node_match("l", None)
-    plan, _, _ = prepare(G, H, mode, node_match=nm)
-    assert CpuEngine().count(plan) == len(_vf2(G, H, mode))
-
-
-def test_some_count_switches(always_switch):
-    """The cases above reach the switch (a GraphQL order unlike the default)."""
-    for seed in range(12):
-        G, H = _case(seed)
-        plan, _, _ = prepare(G, H, "mono", node_match=iso.categorical_node_match("l", None))
-        CpuEngine().count(plan)
-    assert any(always_switch)
+    return _spy(monkeypatch, "other_order", lambda real, plan, P: real(plan, P))
 
 
 def test_a_named_order_is_kept(always_switch):
@@ -146,15 +136,7 @@ def always_swap(monkeypatch):
     monkeypatch.setattr(engine, "_ORDER_STEPS", 1)
     monkeypatch.setattr(engine, "_TAIL_PER_VISIT", 0.0)
     monkeypatch.setattr(engine, "_TAIL_STEPS", 0)
-    seen = []
-    real = engine.other_tail
-
-    def forced(plan, P, base=None):
-        got = real(plan, P, -1)
-        seen.append(got is not None)
-        return got
-    monkeypatch.setattr(engine, "other_tail", forced)
-    return seen
+    return _spy(monkeypatch, "other_tail", lambda real, plan, P, base=None: real(plan, P, -1))
 
 
 def test_the_tail_swaps_only_where_both_nodes_keep_a_driver():
@@ -170,20 +152,28 @@ def test_the_tail_swaps_only_where_both_nodes_keep_a_driver():
     assert plan.order.tolist()[-2:] == [3, 4] and engine.swapped_tail(plan) is None
 
 
+@pytest.fixture(params=["always_switch", "always_swap"])
+def forced(request):
+    """Each count in the other order (GraphQL's), then each with its tail swapped."""
+    return request.getfixturevalue(request.param)
+
+
 @pytest.mark.parametrize("seed", range(12))
 @pytest.mark.parametrize("mode", ["mono", "induced"])
-def test_counts_with_the_tail_swapped_are_exact(seed, mode, always_swap):
+def test_counts_in_the_other_order_or_tail_are_exact(seed, mode, forced):
     G, H = _case(seed)
     plan, _, _ = prepare(G, H, mode, node_match=iso.categorical_node_match("l", None))
     assert CpuEngine().count(plan) == len(_vf2(G, H, mode))
 
 
-def test_some_count_swaps_its_tail(always_swap):
+def test_some_count_takes_the_other_order_or_tail(forced):
+    """The cases above reach the choice (a GraphQL order unlike the default; a tail that keeps
+    both drivers)."""
     for seed in range(12):
         G, H = _case(seed)
         plan, _, _ = prepare(G, H, "mono", node_match=iso.categorical_node_match("l", None))
         CpuEngine().count(plan)
-    assert any(always_swap)
+    assert any(forced)
 
 
 def test_a_swapped_tail_is_exact_on_multigraphs_with_loops_and_edge_labels(always_swap):
