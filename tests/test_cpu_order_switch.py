@@ -215,7 +215,7 @@ def test_the_tail_keeps_the_order_where_the_swap_counts_no_faster():
         engine.swapped_tail(plan).tolist()
 
 
-def test_a_count_that_ends_before_the_tail_check_never_builds_the_other_tail(monkeypatch):
+def test_a_count_that_looks_short_never_builds_the_other_tail(monkeypatch):
     monkeypatch.setattr(engine, "_PROBE_STEPS", 1)
     monkeypatch.setattr(engine, "_ORDER_STEPS", 1)
     monkeypatch.setattr(engine, "_TAIL_PER_VISIT", 1e12)

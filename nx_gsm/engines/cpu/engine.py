@@ -85,10 +85,10 @@ _OTHER_ORDER = "gql"
 # 4.2 s -> 0.9 s). Over 20 queries of each yeast and wordnet 8 and 16-vertex set, the ratio
 # was over 1.5 on five (each faster swapped: 1.9-4.6x or still running at 2 x 10^9 steps)
 # and under 1.5 on every search the swap slowed. The check (the other tail's candidate space,
-# about space_visits(plan) adjacency reads, and its probe) costs 1-4 ms on yeast, so the
-# search first goes on until it has examined _TAIL_STEPS candidates and _TAIL_PER_VISIT times
-# the space's reads: a count that ends before never pays, one that reaches it pays at most a
-# few percent (checked after 4x the reads alone, yeast dense_8_1 took 5.5 ms against 3.4)
+# about space_visits(plan) adjacency reads, and its probe) costs 1-4 ms on yeast, so only a
+# count whose probe, extrapolated by the root candidates it finished, puts the search past
+# _TAIL_STEPS candidates and _TAIL_PER_VISIT times the space's reads is checked (checked
+# wherever the probe did not finish, yeast dense_8_1 took 5.5 ms against 3.4)
 _TAIL_GAIN = 1.5
 _TAIL_STEPS = 1 << 21
 _TAIL_PER_VISIT = 16.0
@@ -252,6 +252,20 @@ def swapped_tail(plan):
     return out
 
 
+def _tail_due(plan, P, seed):
+    """Whether a count whose probe ran :data:`_PROBE_STEPS` candidates (``seed``: its search
+    under way) looks long enough for the tail check: the probe's share of the root candidates
+    it finished, extrapolated, puts the whole search past :data:`_TAIL_STEPS` candidates and
+    :data:`_TAIL_PER_VISIT` times the candidate space's reads. (The count goes on in parallel
+    right after the probe, with its budget watched, so the check cannot wait for the search
+    to get that far.)"""
+    state, _, stk, _ = seed
+    roots = int(P[2][1] - P[2][0])
+    done = max(roots_done(P, state, stk), 0.5)
+    need = max(_TAIL_STEPS, _TAIL_PER_VISIT * space_visits(plan))
+    return _PROBE_STEPS * roots / done >= need
+
+
 def other_tail(plan, P, base=None):
     """``(plan, P, count, seed)`` of the same query with its last two depths the other way
     round (:func:`swapped_tail`; ``stages["tail"]`` is ``"swapped"``) after a probe of
@@ -348,14 +362,8 @@ class CpuEngine:
             got, seed = _probe(P, k, _PROBE_STEPS - _ORDER_STEPS, seed)
         if seed is None:
             return got
-        if not fixed and swapped_tail(plan) is not None:
-            base = got
-            more = max(_TAIL_STEPS, int(_TAIL_PER_VISIT * space_visits(plan))) - _PROBE_STEPS
-            if more > 0:
-                got, seed = _probe(P, k, more, seed)
-                if seed is None:
-                    return got
-            tail = other_tail(plan, P, base)
+        if not fixed and swapped_tail(plan) is not None and _tail_due(plan, P, seed):
+            tail = other_tail(plan, P, got)
             if tail is not None:
                 plan, P, got, seed = tail
                 if seed is None:
