@@ -669,9 +669,8 @@ def explain(G, H, *, induced=False, engine="auto", limit=None, collect=False, se
     A count the CPU probe does not finish, where no ``order=`` was named, may run in another
     order (:func:`~nx_gsm.engines.cpu.other_order`): ``stages["count_order"]`` names the
     order the CPU engine's count runs in, and ``stages["count_tail"]`` is ``"swapped"`` where
-    a count still running at the tail check (after 2^21 examined candidates) runs that order's
-    last two nodes the other way round (:func:`~nx_gsm.engines.cpu.other_tail`), else
-    ``"kept"``.
+    a count long enough for the tail check (as its probe forecasts it) runs that order's last
+    two nodes the other way round (:func:`~nx_gsm.engines.cpu.other_tail`), else ``"kept"``.
 
     ``search=True`` also runs the count on one CPU thread and adds ``search``: the matches,
     the search tree's partial matches per depth (``nodes``; the last depth's are the
